@@ -1,0 +1,1 @@
+"""JSON Schemas of the Persyk session format (package data)."""
