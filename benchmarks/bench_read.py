@@ -1,0 +1,117 @@
+"""Read path: validation, context projection and opening a large audio-heavy session.
+
+Run: ``.venv/bin/python -m pytest benchmarks/bench_read.py --benchmark-only``.
+Sizes: PERSYK_BENCH_VALIDATE_MB (default 100), PERSYK_BENCH_CONTEXT_ENTRIES (default 100000),
+PERSYK_BENCH_OPEN_MB (default 1024). Targets (issue 3): validation at most 2x bare orjson
+parsing; opening 1 GB of audio-heavy records under 100 MB peak RSS.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from benchmarks._sessions import audio_heavy_session, branched_session, size_from_env, text_session
+from persyk_session._store import open_session
+from persyk_session.operations import op_context
+
+CHUNK = 1 << 20
+
+
+def _parse_every_line(path: Path) -> int:
+    """The floor: read the file in chunks, split on LF and parse each line with orjson."""
+    count = 0
+    rest = b""
+    with open(path, "rb") as stream:
+        while chunk := stream.read(CHUNK):
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                orjson.loads(line)
+                count += 1
+    return count
+
+
+def _read_every_byte(path: Path) -> int:
+    total = 0
+    with open(path, "rb") as stream:
+        while chunk := stream.read(CHUNK):
+            total += len(chunk)
+    return total
+
+
+@pytest.fixture(scope="module")
+def text_dir() -> Path:
+    return text_session(size_from_env("PERSYK_BENCH_VALIDATE_MB", 100))
+
+
+@pytest.fixture(scope="module")
+def branched_dir() -> Path:
+    return branched_session(int(os.environ.get("PERSYK_BENCH_CONTEXT_ENTRIES", 100_000)))
+
+
+@pytest.fixture(scope="module")
+def audio_dir() -> Path:
+    return audio_heavy_session(size_from_env("PERSYK_BENCH_OPEN_MB", 1024))
+
+
+@pytest.mark.benchmark(group="validate")
+def test_floor_orjson_parse_every_line(benchmark: Any, text_dir: Path) -> None:
+    lines = benchmark.pedantic(_parse_every_line, args=(text_dir / "session.jsonl",), rounds=3)
+    benchmark.extra_info["records"] = lines
+    benchmark.extra_info["MB"] = round((text_dir / "session.jsonl").stat().st_size / 2**20)
+
+
+@pytest.mark.benchmark(group="validate")
+def test_validate_session(benchmark: Any, text_dir: Path) -> None:
+    session = benchmark.pedantic(open_session, args=(text_dir,), rounds=3)
+    assert session.valid, session.diagnostics[:3]
+    benchmark.extra_info["entries"] = len(session.index.entries)
+
+
+@pytest.mark.benchmark(group="context")
+def test_floor_orjson_parse_branched(benchmark: Any, branched_dir: Path) -> None:
+    benchmark.pedantic(_parse_every_line, args=(branched_dir / "session.jsonl",), rounds=3)
+
+
+@pytest.mark.benchmark(group="context")
+def test_context_projection_branched(benchmark: Any, branched_dir: Path) -> None:
+    result = benchmark.pedantic(op_context, args=({"session": str(branched_dir)},), rounds=3)
+    assert "messages" in result, result
+    benchmark.extra_info["messages_on_leaf_path"] = len(result["messages"])
+
+
+_PEAK_RSS = """
+import resource, sys
+from persyk_session._store import open_session
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+session = open_session(sys.argv[1])
+assert session.valid, session.diagnostics[:3]
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(before, after, len(session.index.entries))
+"""
+
+
+@pytest.mark.benchmark(group="open-audio-heavy")
+def test_floor_read_every_byte(benchmark: Any, audio_dir: Path) -> None:
+    total = benchmark.pedantic(_read_every_byte, args=(audio_dir / "session.jsonl",), rounds=2)
+    benchmark.extra_info["MB"] = round(total / 2**20)
+
+
+@pytest.mark.benchmark(group="open-audio-heavy")
+def test_open_and_index_audio_heavy(benchmark: Any, audio_dir: Path) -> None:
+    session = benchmark.pedantic(open_session, args=(audio_dir,), rounds=2)
+    assert session.valid
+    # Peak RSS in a fresh process, so the benchmark harness's own memory does not count.
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, str(audio_dir)], capture_output=True, text=True, check=True
+    ).stdout.split()
+    benchmark.extra_info["rss_after_import_MB"] = round(int(out[0]) / 1024, 1)
+    benchmark.extra_info["peak_rss_MB"] = round(int(out[1]) / 1024, 1)
+    benchmark.extra_info["entries"] = int(out[2])

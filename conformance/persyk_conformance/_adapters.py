@@ -1,0 +1,310 @@
+"""The two ways to reach an implementation: an adapter subprocess, or the reference in-process.
+
+The subprocess client is the only place where the runner touches processes: it starts the
+adapter in its own process group (so a timeout can kill the whole group), talks JSON Lines over
+its stdin/stdout, and sends the adapter's stderr to a file so that the runner can attribute
+every byte written before a reply to the step that caused it (a pipe read by a thread could
+lag behind the reply).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+import orjson
+
+from ._protocol import (
+    CAPABILITY_OF_OP,
+    Hello,
+    Implementation,
+    Internal,
+    Reply,
+    Unsupported,
+    check_request,
+    decode_hello,
+    decode_reply,
+    encode_hello,
+    encode_run,
+    encode_stop,
+)
+
+__all__ = [
+    "Adapter",
+    "AdapterCrashed",
+    "AdapterTimedOut",
+    "InProcessAdapter",
+    "StrictModeViolation",
+    "SubprocessAdapter",
+    "capabilities_of",
+]
+
+# How long a stopped adapter gets to exit on its own before it is killed.
+STOP_GRACE_SECONDS = 2.0
+
+
+class AdapterCrashed(Exception):
+    """The adapter exited, closed a pipe, or wrote a line that is not JSON (outcome: crash)."""
+
+
+class AdapterTimedOut(Exception):
+    """The adapter did not answer before the deadline (outcome: timeout)."""
+
+
+class StrictModeViolation(Exception):
+    """--strict: a request of the runner itself does not match the protocol schemas."""
+
+
+class Adapter(Protocol):
+    """What the runner needs from an implementation, however it is reached."""
+
+    @property
+    def hello(self) -> Hello: ...
+
+    def start(self) -> Hello: ...
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply: ...
+
+    def stderr_mark(self) -> int: ...
+
+    def stderr_since(self, mark: int, limit: int) -> bytes: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+def capabilities_of(ops: Sequence[str]) -> frozenset[str]:
+    """A capability is declared when every operation it covers is present."""
+    present = set(ops)
+    return frozenset(
+        cap
+        for cap in set(CAPABILITY_OF_OP.values())
+        if all(op in present for op, c in CAPABILITY_OF_OP.items() if c == cap)
+    )
+
+
+class SubprocessAdapter:
+    """One adapter process at a time; :meth:`start` again after a crash or timeout."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        stderr_path: Path,
+        cwd: str | None = None,
+        strict: bool = False,
+    ) -> None:
+        self._argv = list(argv)
+        self._env = dict(env)
+        self._cwd = cwd
+        self._stderr_path = stderr_path
+        self._strict = strict
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._seq = 0
+        self._hello: Hello | None = None
+        stderr_path.touch()
+
+    @property
+    def hello(self) -> Hello:
+        if self._hello is None:
+            raise RuntimeError("the adapter has not been started")
+        return self._hello
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout: float = 10.0) -> Hello:
+        """Start the process and shake hands; raises AdapterCrashed/AdapterTimedOut/ProtocolViolation."""
+        self.kill()
+        with self._stderr_path.open("ab") as stderr:
+            try:
+                self._proc = subprocess.Popen(
+                    self._argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    env=self._env,
+                    cwd=self._cwd,
+                    start_new_session=True,  # its own process group: a timeout kills it all
+                )
+            except OSError as exc:
+                raise AdapterCrashed(f"cannot start the adapter {self._argv!r}: {exc}") from None
+        self._lines = queue.Queue()
+        assert self._proc.stdout is not None
+        threading.Thread(
+            target=_pump_lines, args=(self._proc.stdout, self._lines), daemon=True
+        ).start()
+        self._seq = 0
+        self._send(encode_hello())
+        self._hello = decode_hello(self._receive(timeout, "the hello reply"))
+        return self._hello
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
+        self._seq += 1
+        seq = self._seq
+        self._send(encode_run(seq, op, args))
+        return decode_reply(self._receive(timeout, f"the reply to {op} (seq {seq})"), seq=seq, op=op)
+
+    def stderr_mark(self) -> int:
+        return self._stderr_path.stat().st_size
+
+    def stderr_since(self, mark: int, limit: int) -> bytes:
+        with self._stderr_path.open("rb") as f:
+            f.seek(mark)
+            return f.read(limit)
+
+    def close(self) -> None:
+        """Say stop and let the adapter exit; kill it if it lingers."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                self._send(encode_stop())
+                assert proc.stdin is not None
+                proc.stdin.close()
+                proc.wait(STOP_GRACE_SECONDS)
+            except (AdapterCrashed, OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        # The group may hold children that outlive the leader; they were killed with it.
+
+    def _send(self, line: bytes) -> None:
+        if self._strict:
+            problems = check_request(line)
+            if problems:
+                raise StrictModeViolation(
+                    "strict mode: the runner's own request breaks the protocol schemas: "
+                    + "; ".join(problems)
+                )
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise AdapterCrashed("the adapter is not running")
+        try:
+            proc.stdin.write(line)
+            proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            raise AdapterCrashed(self._exit_detail("its stdin was closed")) from None
+
+    def _receive(self, timeout: float, what: str) -> bytes:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AdapterTimedOut(f"no answer within {timeout:g} s while waiting for {what}") from None
+        if line is None:
+            raise AdapterCrashed(self._exit_detail(f"its stdout closed while the runner waited for {what}"))
+        return line
+
+    def _exit_detail(self, what: str) -> str:
+        proc = self._proc
+        status: int | None = None
+        if proc is not None:
+            try:
+                status = proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                status = None
+        if status is None:
+            return f"the adapter failed: {what}"
+        return f"the adapter exited with status {status}: {what}"
+
+
+def _pump_lines(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
+    # Blocking reads live in this thread so the runner can wait with a deadline.
+    try:
+        for line in stream:
+            sink.put(line)
+    except (OSError, ValueError):
+        pass
+    sink.put(None)
+
+
+class InProcessAdapter:
+    """The fast path: call ``persyk_session.operations.OPERATIONS`` directly.
+
+    No deadline can be enforced and nothing is isolated (no HOME/TMPDIR of its own); use it for
+    the reference only, where the subprocess path proves the same results.
+    """
+
+    def __init__(
+        self,
+        operations: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+        implementation: Implementation | None = None,
+    ) -> None:
+        if operations is None or implementation is None:
+            from persyk_session import __version__
+            from persyk_session.operations import OPERATIONS
+
+            operations = OPERATIONS if operations is None else operations
+            implementation = implementation or Implementation(
+                name="persyk-session (in-process)", version=__version__, language="python"
+            )
+        self._operations = operations
+        self._hello = Hello(
+            protocol=1,
+            implementation=implementation,
+            capabilities=capabilities_of(list(operations)),
+        )
+
+    @property
+    def hello(self) -> Hello:
+        return self._hello
+
+    @property
+    def alive(self) -> bool:
+        return True
+
+    def start(self, timeout: float = 0.0) -> Hello:
+        return self._hello
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
+        function = self._operations.get(op)
+        if function is None:
+            return Unsupported(seq=0, message=f"{op} is not implemented")
+        try:
+            value = function(dict(args))
+        except Exception as exc:  # the adapter's contract: any exception is "internal"
+            return Internal(
+                seq=0, message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+            )
+        # Through the wire format and the same schema checks as a subprocess reply, so the fast
+        # path cannot pass a result the protocol would reject.
+        return decode_reply(orjson.dumps({"seq": 0, "result": value}) + b"\n", seq=0, op=op)
+
+    def stderr_mark(self) -> int:
+        return 0
+
+    def stderr_since(self, mark: int, limit: int) -> bytes:
+        return b""
+
+    def close(self) -> None:
+        pass

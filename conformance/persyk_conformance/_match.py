@@ -1,0 +1,84 @@
+"""Pattern matching of a case's ``expect`` against an operation's result.
+
+The semantics are fixed by docs/architecture.md ("Pattern matching") and restated in
+docs/fixtures.md:
+
+* an expected object matches an actual object that has each expected key with a matching value
+  (extra actual keys are allowed);
+* an expected list matches an actual list of the same length, element by element;
+* anything else matches by JSON equality: ``1`` equals ``1.0``, but ``true`` is not ``1`` and
+  ``"1"`` is not ``1``.
+
+``match`` returns one description per mismatch (an empty list means the result matches), each
+prefixed with the JSON pointer (RFC 6901) of the place where the two differ.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["match"]
+
+
+def match(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Return the mismatches between the pattern ``expected`` and the value ``actual``."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [_differs(path, "an object", actual)]
+        problems: list[str] = []
+        for key, pattern in expected.items():
+            where = f"{path}/{_escape(key)}"
+            if key not in actual:
+                problems.append(f"{_at(where)}: missing; expected {_show(pattern)}")
+            else:
+                problems.extend(match(pattern, actual[key], where))
+        return problems
+    if isinstance(expected, list):
+        if not isinstance(actual, list):
+            return [_differs(path, "an array", actual)]
+        if len(expected) != len(actual):
+            return [
+                f"{_at(path)}: expected an array of {len(expected)} item(s), "
+                f"got {len(actual)}: {_show(actual)}"
+            ]
+        problems = []
+        for index, (pattern, item) in enumerate(zip(expected, actual, strict=True)):
+            problems.extend(match(pattern, item, f"{path}/{index}"))
+        return problems
+    if _json_equal(expected, actual):
+        return []
+    return [f"{_at(path)}: expected {_show(expected)}, got {_show(actual)}"]
+
+
+def _json_equal(expected: Any, actual: Any) -> bool:
+    # JSON has one number type: 1 and 1.0 are the same value. Python's bool is an int
+    # subclass, so booleans are compared apart from numbers (true is not 1).
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(expected) is type(actual) and expected == actual
+    if isinstance(expected, int | float) and isinstance(actual, int | float):
+        return expected == actual
+    if isinstance(expected, dict | list) or isinstance(actual, dict | list):
+        # Only reached for an actual container against a scalar pattern.
+        return False
+    return type(expected) is type(actual) and expected == actual
+
+
+def _differs(path: str, wanted: str, actual: Any) -> str:
+    return f"{_at(path)}: expected {wanted}, got {_show(actual)}"
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _at(path: str) -> str:
+    return path or "(root)"
+
+
+def _show(value: Any, limit: int = 200) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

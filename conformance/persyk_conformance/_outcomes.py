@@ -1,0 +1,204 @@
+"""Outcomes, per-case results, the run record, and expected-failure files.
+
+Outcome meanings (docs/implementers.md repeats them for implementers):
+
+* ``pass`` -- every step matched; ``fail`` -- a result did not match or a harness check failed;
+* ``error`` -- the runner got no verdict: the adapter answered ``internal`` or broke the protocol;
+* ``crash`` -- the adapter exited, closed a pipe or wrote a non-JSON line;
+* ``timeout`` -- a step passed its deadline; the adapter's process group was killed;
+* ``skip`` -- not run, with a reason; ``unsupported`` -- a required capability is not declared,
+  or the adapter answered ``unsupported``;
+* ``xfail`` / ``xpass`` -- a case listed in the expected-failures file failed / passed.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "FAILING",
+    "CaseResult",
+    "ExpectedFailuresError",
+    "Outcome",
+    "RunRecord",
+    "load_expected_failures",
+    "parse_expected_failures",
+]
+
+
+class Outcome(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    SKIP = "skip"
+    UNSUPPORTED = "unsupported"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+
+
+# Any of these makes the run fail (exit status 1).
+FAILING: frozenset[Outcome] = frozenset(
+    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
+)
+# An expected failure turns these into xfail.
+_EXPECTABLE: frozenset[Outcome] = frozenset(
+    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    id: str
+    title: str
+    kind: str
+    rules: tuple[str, ...]
+    requires: tuple[str, ...]
+    outcome: Outcome
+    duration_ms: float
+    reason: str | None = None
+    step: int | None = None
+    op: str | None = None
+    mismatches: tuple[str, ...] = ()
+    stderr: str = ""
+    expected_failure: str | None = None
+
+    def with_expectation(self, reason: str | None) -> CaseResult:
+        """Apply an expected-failure entry (None: the case is not listed)."""
+        if reason is None:
+            return self
+        outcome = self.outcome
+        if outcome in _EXPECTABLE:
+            outcome = Outcome.XFAIL
+        elif outcome is Outcome.PASS:
+            outcome = Outcome.XPASS
+        return _replace(self, outcome=outcome, expected_failure=reason)
+
+    def to_json(self) -> dict[str, Any]:
+        details: dict[str, Any] = {}
+        if self.reason is not None:
+            details["reason"] = self.reason
+        if self.step is not None:
+            details["step"] = self.step
+        if self.op is not None:
+            details["op"] = self.op
+        if self.mismatches:
+            details["mismatches"] = list(self.mismatches)
+        if self.stderr:
+            details["stderr"] = self.stderr
+        if self.expected_failure is not None:
+            details["expected_failure"] = self.expected_failure
+        return {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "outcome": str(self.outcome),
+            "rules": list(self.rules),
+            "requires": list(self.requires),
+            "duration_ms": round(self.duration_ms, 3),
+            "details": details,
+        }
+
+    def describe(self) -> str:
+        """One paragraph for humans: why this case did not simply pass."""
+        parts: list[str] = []
+        if self.step is not None:
+            parts.append(f"step {self.step} ({self.op})")
+        if self.reason:
+            parts.append(self.reason)
+        text = ": ".join(parts)
+        if self.mismatches:
+            text += "\n" + "\n".join(f"  - {m}" for m in self.mismatches)
+        if self.expected_failure:
+            text += f"\n  expected failure: {self.expected_failure}"
+        return text
+
+
+def _replace(result: CaseResult, **changes: Any) -> CaseResult:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """Everything a report needs about one run."""
+
+    suite_version: str
+    protocol: int
+    implementation: Mapping[str, str] | None
+    capabilities: tuple[str, ...]
+    command: tuple[str, ...] | None
+    mode: str
+    platform: Mapping[str, str]
+    started_at: str
+    finished_at: str
+    duration_ms: float
+    results: tuple[CaseResult, ...] = field(default_factory=tuple)
+
+    def totals(self) -> dict[str, int]:
+        counts = {str(o): 0 for o in Outcome}
+        for result in self.results:
+            counts[str(result.outcome)] += 1
+        return counts
+
+    @property
+    def passed(self) -> bool:
+        return not any(r.outcome in FAILING for r in self.results)
+
+
+class ExpectedFailuresError(Exception):
+    """The expected-failures file is malformed or names an unknown case (an error of the run)."""
+
+
+def load_expected_failures(path: Path, known_ids: Iterable[str]) -> dict[str, str]:
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExpectedFailuresError(f"cannot read {path}: {exc}") from None
+    return parse_expected_failures(text, known_ids, source=str(path))
+
+
+def parse_expected_failures(text: str, known_ids: Iterable[str], source: str = "<text>") -> dict[str, str]:
+    """``{"R-017": "reason", ...}`` as JSON, or the line format ``R-017: reason`` (``#`` comments).
+
+    Every entry needs a non-empty reason, and every id must be a case of the suite: a stale
+    entry would otherwise hide that a case was renamed or retired.
+    """
+    entries: dict[str, Any]
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            entries = json.loads(text)
+        except ValueError as exc:
+            raise ExpectedFailuresError(f"{source}: not valid JSON ({exc})") from None
+    else:
+        entries = {}
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            case_id, colon, reason = line.partition(":")
+            if not colon:
+                raise ExpectedFailuresError(
+                    f"{source}:{number}: expected 'CASE-ID: reason', got {line!r}"
+                )
+            if case_id.strip() in entries:
+                raise ExpectedFailuresError(f"{source}:{number}: {case_id.strip()} is listed twice")
+            entries[case_id.strip()] = reason.strip()
+    problems: list[str] = []
+    known = set(known_ids)
+    for case_id, reason in entries.items():
+        if not isinstance(reason, str) or not reason.strip():
+            problems.append(f"{case_id}: every expected failure needs a reason (a non-empty string)")
+        if case_id not in known:
+            problems.append(f"{case_id}: no such case in this suite")
+    if problems:
+        raise ExpectedFailuresError(f"{source}:\n  " + "\n  ".join(problems))
+    return {k: v.strip() for k, v in entries.items()}

@@ -1,0 +1,261 @@
+"""The adapter protocol, version 1, without I/O: messages as frozen values, encoding, decoding.
+
+Every message has a JSON Schema under ``persyk_session.schemas/protocol`` (docs/protocol.md).
+Decoding checks each adapter message against its schema and, for a ``result``, against the
+result shape of the requested operation, so a malformed reply becomes a :class:`ProtocolViolation`
+with a readable detail rather than a confusing mismatch later. Requests are checked only in
+strict mode (they are ours; strict mode proves it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import jsonschema_rs
+import orjson
+
+__all__ = [
+    "CAPABILITIES",
+    "CAPABILITY_OF_OP",
+    "OPERATIONS",
+    "PATH_ARGS",
+    "PROTOCOL_VERSION",
+    "READ_ONLY_OPS",
+    "RESERVED_CAPABILITIES",
+    "Hello",
+    "Implementation",
+    "Internal",
+    "ProtocolViolation",
+    "Reply",
+    "Result",
+    "Unsupported",
+    "check_request",
+    "decode_hello",
+    "decode_reply",
+    "encode_hello",
+    "encode_run",
+    "encode_stop",
+    "schema_problems",
+]
+
+PROTOCOL_VERSION = 1
+
+# Each operation of protocol 1 and the capability an adapter declares to be sent it.
+CAPABILITY_OF_OP: Mapping[str, str] = {
+    "validate": "read",
+    "context": "read",
+    "info": "read",
+    "create": "append",
+    "append": "append",
+    "remove": "append",
+    "recover": "recover",
+    "read": "paged-read",
+}
+OPERATIONS: tuple[str, ...] = tuple(CAPABILITY_OF_OP)
+# Declarable now; no case and no operation of protocol 1 uses them yet.
+RESERVED_CAPABILITIES: tuple[str, ...] = ("search", "assets", "capture")
+CAPABILITIES: tuple[str, ...] = ("read", "append", "recover", "paged-read", *RESERVED_CAPABILITIES)
+
+# CTX-19: these never write; the runner checks the workspace is byte-identical after each.
+READ_ONLY_OPS: frozenset[str] = frozenset({"validate", "context", "info", "read"})
+
+# The argument keys that hold paths. A case gives them relative to its workspace; the runner
+# sends them absolute, so an adapter never depends on its working directory.
+PATH_ARGS: frozenset[str] = frozenset({"session", "recordsFile"})
+
+
+class ProtocolViolation(Exception):
+    """The adapter sent a message that breaks the protocol (outcome: error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    name: str
+    version: str
+    language: str
+    homepage: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        out = {"name": self.name, "version": self.version, "language": self.language}
+        if self.homepage is not None:
+            out["homepage"] = self.homepage
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """The adapter's reply to ``hello``."""
+
+    protocol: int
+    implementation: Implementation
+    capabilities: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The operation ran; ``value`` is its result object (possibly with an ``error`` key)."""
+
+    seq: int
+    value: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Internal:
+    """The adapter could not perform the operation at all."""
+
+    seq: int
+    message: str
+    traceback: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """The adapter does not implement the operation."""
+
+    seq: int
+    message: str | None = None
+
+
+Reply = Result | Internal | Unsupported
+
+
+@dataclass(frozen=True, slots=True)
+class _Schemas:
+    hello_request: jsonschema_rs.Validator
+    hello_response: jsonschema_rs.Validator
+    run_request: jsonschema_rs.Validator
+    run_response: jsonschema_rs.Validator
+    stop_request: jsonschema_rs.Validator
+    results: Mapping[str, jsonschema_rs.Validator] = field(default_factory=dict)
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """One schema of schemas/protocol, from the installed package (never a checkout path)."""
+    data = (files("persyk_session.schemas") / "protocol" / name).read_bytes()
+    schema: dict[str, Any] = orjson.loads(data)
+    return schema
+
+
+@cache
+def _schemas() -> _Schemas:
+    def compile_(schema: Mapping[str, Any]) -> jsonschema_rs.Validator:
+        return jsonschema_rs.Draft202012Validator(schema)
+
+    results = load_schema("results.json")
+    # A root $ref into results.json's own $defs: one validator per operation, same document.
+    per_op = {op: compile_({**results, "$ref": f"#/$defs/{op}"}) for op in OPERATIONS}
+    return _Schemas(
+        hello_request=compile_(load_schema("hello.request.json")),
+        hello_response=compile_(load_schema("hello.response.json")),
+        run_request=compile_(load_schema("run.request.json")),
+        run_response=compile_(load_schema("run.response.json")),
+        stop_request=compile_(load_schema("stop.request.json")),
+        results=per_op,
+    )
+
+
+def schema_problems(validator: jsonschema_rs.Validator, instance: Any, limit: int = 5) -> list[str]:
+    """Readable schema violations (at most ``limit``), each led by the instance's JSON pointer."""
+    problems: list[str] = []
+    for error in validator.iter_errors(instance):
+        where = "/" + "/".join(str(part) for part in error.instance_path)
+        problems.append(f"{where}: {error.message}")
+        if len(problems) >= limit:
+            break
+    return problems
+
+
+def _line(message: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(message) + b"\n"
+
+
+def encode_hello() -> bytes:
+    return _line({"cmd": "hello", "protocol": PROTOCOL_VERSION})
+
+
+def encode_run(seq: int, op: str, args: Mapping[str, Any]) -> bytes:
+    return _line({"cmd": "run", "seq": seq, "op": op, "args": args})
+
+
+def encode_stop() -> bytes:
+    return _line({"cmd": "stop"})
+
+
+def check_request(line: bytes) -> list[str]:
+    """Strict mode: the schema violations of one of our own requests (empty = valid)."""
+    message = orjson.loads(line)
+    schemas = _schemas()
+    validator = {
+        "hello": schemas.hello_request,
+        "run": schemas.run_request,
+        "stop": schemas.stop_request,
+    }.get(message.get("cmd"), schemas.run_request)
+    return schema_problems(validator, message)
+
+
+def _parse(line: bytes) -> Any:
+    """A line as JSON; a non-JSON line is a crash-class fault, raised as ValueError."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"the adapter wrote a line that is not JSON: {_preview(line)}") from exc
+
+
+def decode_hello(line: bytes) -> Hello:
+    """Decode the hello reply. ValueError: not JSON; ProtocolViolation: not a valid reply."""
+    message = _parse(line)
+    problems = schema_problems(_schemas().hello_response, message)
+    if problems:
+        raise ProtocolViolation(
+            "the hello reply does not match hello.response.json: " + "; ".join(problems)
+        )
+    if message["protocol"] != PROTOCOL_VERSION:
+        raise ProtocolViolation(
+            f"the adapter speaks protocol {message['protocol']}; "
+            f"this runner speaks protocol {PROTOCOL_VERSION}"
+        )
+    impl = message["implementation"]
+    return Hello(
+        protocol=message["protocol"],
+        implementation=Implementation(
+            name=impl["name"],
+            version=impl["version"],
+            language=impl["language"],
+            homepage=impl.get("homepage"),
+        ),
+        capabilities=frozenset(message["capabilities"]),
+    )
+
+
+def decode_reply(line: bytes, *, seq: int, op: str) -> Reply:
+    """Decode the reply to request ``seq`` (an ``op``), checking it against the schemas."""
+    message = _parse(line)
+    schemas = _schemas()
+    problems = schema_problems(schemas.run_response, message)
+    if problems:
+        raise ProtocolViolation(
+            "the reply does not match run.response.json: " + "; ".join(problems)
+        )
+    if message["seq"] != seq:
+        raise ProtocolViolation(f"the reply carries seq {message['seq']}; the request had seq {seq}")
+    if "internal" in message:
+        internal = message["internal"]
+        return Internal(seq=seq, message=internal["message"], traceback=internal.get("traceback"))
+    if "unsupported" in message:
+        return Unsupported(seq=seq, message=message.get("message"))
+    result = message["result"]
+    problems = schema_problems(schemas.results[op], result)
+    if problems:
+        raise ProtocolViolation(
+            f"the {op} result does not match results.json#/$defs/{op}: " + "; ".join(problems)
+        )
+    return Result(seq=seq, value=result)
+
+
+def _preview(line: bytes, limit: int = 120) -> str:
+    text = line.decode("utf-8", "replace").rstrip("\n")
+    return repr(text if len(text) <= limit else text[:limit] + "...")

@@ -1,0 +1,333 @@
+"""The fixture sanity check: proves the cases are well-formed and cover the contract.
+
+Modelled on JSON-Schema-Test-Suite's ``bin/jsonschema_suite check``. It works on the installed
+package data only (fixtures via ``persyk_conformance.fixtures``, schemas via
+``persyk_session.schemas``); the rule table travels as ``fixtures/v1/rules.json``, which
+fixtures/build.py extracts from docs/spec.md. Given the text of docs/spec.md (a checkout is at
+hand), the check also proves rules.json is current.
+
+It checks, and reports every failure as one line:
+
+* every manifest is valid against ``fixtures/case.schema.json``; ids are unique, not retired, and
+  each directory is named ``<id>-<slug>`` inside the group of its kind;
+* every rule a case names exists, and every rule whose phase is covered (read, append, recover)
+  is named by at least one case;
+* every error code whose phase is covered (read, append, recover, usage) is expected by at least
+  one case;
+* every schema file is a valid JSON Schema 2020-12;
+* every record of every golden case is valid against ``schemas/v1`` (independently of the
+  reference implementation).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from persyk_session._errors import PHASE_OF
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from ._cases import CASE_GROUPS, default_root, manifest_problems
+
+__all__ = [
+    "CODE_PHASES",
+    "RULE_PHASES",
+    "check_fixtures",
+    "required_codes",
+    "rules_from_spec",
+]
+
+# Rules of these phases must each be exercised by a case (search and capture come later).
+RULE_PHASES: frozenset[str] = frozenset({"read", "append", "recover"})
+# Codes of these phases must each be expected by a case.
+CODE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "usage"})
+
+# A rule row of docs/spec.md: | ID | level | phase | statement |
+_RULE_ROW = re.compile(
+    r"^\|\s*(?P<id>[A-Z]+-[0-9]+)\s*\|\s*(?P<level>MUST|SHOULD|MAY|implementation-defined)\s*"
+    r"\|\s*(?P<phase>[a-z-]+)\s*\|",
+    re.MULTILINE,
+)
+_TOP_LEVEL_FILES = frozenset({"rules.json", "RETIRED.txt"})
+
+
+def rules_from_spec(spec_text: str) -> list[dict[str, str]]:
+    """The rule table of docs/spec.md as [{"id", "level", "phase"}], in document order."""
+    rules = [
+        {"id": m["id"], "level": m["level"], "phase": m["phase"]}
+        for m in _RULE_ROW.finditer(spec_text)
+    ]
+    return rules
+
+
+def required_codes(phases: Iterable[str] = CODE_PHASES) -> list[str]:
+    """The catalog codes that some case must expect, in catalog order."""
+    wanted = set(phases)
+    return [str(code) for code, phase in PHASE_OF.items() if phase in wanted]
+
+
+def check_fixtures(
+    root: Traversable | None = None,
+    *,
+    spec_text: str | None = None,
+    rule_phases: Iterable[str] = RULE_PHASES,
+    code_phases: Iterable[str] = CODE_PHASES,
+) -> list[str]:
+    """Every problem found in the fixtures (an empty list means they are sane)."""
+    base = default_root() if root is None else root
+    problems: list[str] = []
+    manifests = _manifests(base, problems)
+    if not manifests:
+        problems.append(f"no case found under {base}")
+    retired = _retired_ids(base, problems)
+    ids: dict[str, str] = {}
+    for where, manifest in manifests:
+        case_id = manifest.get("id")
+        if not isinstance(case_id, str):
+            continue
+        if case_id in ids:
+            problems.append(f"{where}: id {case_id} is also used by {ids[case_id]}")
+        ids.setdefault(case_id, where)
+        if case_id in retired:
+            problems.append(f"{where}: id {case_id} is retired")
+    problems.extend(_rule_problems(base, manifests, spec_text, set(rule_phases)))
+    problems.extend(_code_problems(manifests, set(code_phases)))
+    problems.extend(_schema_problems())
+    problems.extend(_golden_record_problems(base, manifests))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Manifests
+
+
+def _manifests(base: Traversable, problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Parse every case.json; report malformed and misplaced ones. Returns (where, manifest)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if not base.is_dir():
+        problems.append(f"{base} is not a directory")
+        return found
+    for item in sorted(base.iterdir(), key=lambda t: t.name):
+        if item.name in _TOP_LEVEL_FILES:
+            continue
+        if item.name not in CASE_GROUPS:
+            problems.append(f"{item.name}: not a case group (expected one of {list(CASE_GROUPS)})")
+    for group in CASE_GROUPS:
+        group_dir = base / group
+        if not group_dir.is_dir():
+            continue
+        for case_dir in sorted(group_dir.iterdir(), key=lambda t: t.name):
+            where = f"{group}/{case_dir.name}"
+            manifest_file = case_dir / "case.json"
+            if not case_dir.is_dir() or not manifest_file.is_file():
+                problems.append(f"{where}: not a case directory (no case.json)")
+                continue
+            try:
+                manifest = json.loads(manifest_file.read_text("utf-8"))
+            except ValueError as exc:
+                problems.append(f"{where}/case.json: not JSON ({exc})")
+                continue
+            schema_problems = manifest_problems(manifest)
+            problems.extend(f"{where}/case.json{p}" for p in schema_problems)
+            if schema_problems or not isinstance(manifest, dict):
+                continue
+            if not case_dir.name.startswith(f"{manifest['id']}-"):
+                problems.append(f"{where}: directory name does not start with {manifest['id']}-")
+            if manifest["kind"] != group:
+                problems.append(f"{where}: a {manifest['kind']} case in group {group}")
+            if not (case_dir / "tree").is_dir():
+                problems.append(f"{where}: no tree/ directory")
+            for target in _equals_targets(manifest):
+                if not _resolve(case_dir, target).is_file():
+                    problems.append(f"{where}: files check names {target}, which does not exist")
+            found.append((where, manifest))
+    return found
+
+
+def _equals_targets(manifest: Mapping[str, Any]) -> Iterator[str]:
+    for step in manifest["steps"]:
+        for check in step.get("files", {}).values():
+            if "equals" in check:
+                yield check["equals"]
+
+
+def _resolve(base: Traversable, rel: str) -> Traversable:
+    for part in rel.split("/"):
+        base = base / part
+    return base
+
+
+def _retired_ids(base: Traversable, problems: list[str]) -> set[str]:
+    retired_file = base / "RETIRED.txt"
+    if not retired_file.is_file():
+        problems.append("RETIRED.txt is missing (fixtures/build.py writes it)")
+        return set()
+    ids = set()
+    for line in retired_file.read_text("utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            ids.add(line.split("\t", 1)[0].strip())
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
+# Coverage of rules and codes
+
+
+def _rule_problems(
+    base: Traversable,
+    manifests: list[tuple[str, dict[str, Any]]],
+    spec_text: str | None,
+    phases: set[str],
+) -> list[str]:
+    rules_file = base / "rules.json"
+    if not rules_file.is_file():
+        return ["rules.json is missing (fixtures/build.py writes it from docs/spec.md)"]
+    rules: list[dict[str, str]] = json.loads(rules_file.read_text("utf-8"))["rules"]
+    problems: list[str] = []
+    if spec_text is not None and rules_from_spec(spec_text) != rules:
+        problems.append("rules.json differs from docs/spec.md: run python fixtures/build.py")
+    known = {rule["id"]: rule for rule in rules}
+    named: set[str] = set()
+    for where, manifest in manifests:
+        for rule_id in manifest["rules"]:
+            named.add(rule_id)
+            if rule_id not in known:
+                problems.append(f"{where}: names rule {rule_id}, which docs/spec.md does not define")
+    for rule in rules:
+        if rule["phase"] in phases and rule["id"] not in named:
+            problems.append(f"rule {rule['id']} ({rule['phase']}) is exercised by no case")
+    return problems
+
+
+def expected_codes(manifest: Mapping[str, Any]) -> set[str]:
+    """The diagnostic codes a manifest's steps expect (in ``error`` and ``errors``)."""
+    codes: set[str] = set()
+    for step in manifest["steps"]:
+        expect = step["expect"]
+        faults: list[Any] = []
+        if isinstance(expect.get("error"), dict):
+            faults.append(expect["error"])
+        if isinstance(expect.get("errors"), list):
+            faults.extend(expect["errors"])
+        codes.update(f["code"] for f in faults if isinstance(f, dict) and "code" in f)
+    return codes
+
+
+def _code_problems(manifests: list[tuple[str, dict[str, Any]]], phases: set[str]) -> list[str]:
+    used: set[str] = set()
+    for _, manifest in manifests:
+        used |= expected_codes(manifest)
+    catalog = {str(code) for code in PHASE_OF}
+    problems = [
+        f"code {code} ({PHASE_OF_NAME[code]}) is expected by no case"
+        for code in required_codes(phases)
+        if code not in used
+    ]
+    problems.extend(f"code {code} is expected by a case but is not in the catalog"
+                    for code in sorted(used - catalog))
+    return problems
+
+
+PHASE_OF_NAME: dict[str, str] = {str(code): phase for code, phase in PHASE_OF.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Schemas and golden records
+
+
+def _schema_files() -> Iterator[tuple[str, Traversable]]:
+    def walk(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
+        for child in sorted(node.iterdir(), key=lambda t: t.name):
+            rel = f"{prefix}{child.name}"
+            if child.is_dir():
+                yield from walk(child, rel + "/")
+            elif child.name.endswith(".json"):
+                yield rel, child
+
+    yield from walk(files("persyk_session.schemas"), "")
+
+
+def _schema_problems() -> list[str]:
+    problems: list[str] = []
+    for rel, node in _schema_files():
+        try:
+            schema = json.loads(node.read_text("utf-8"))
+            Draft202012Validator.check_schema(schema)
+        except ValueError as exc:
+            problems.append(f"schemas/{rel}: not JSON ({exc})")
+        except Exception as exc:  # jsonschema.SchemaError (untyped)
+            problems.append(f"schemas/{rel}: not a valid JSON Schema 2020-12: {exc}")
+    return problems
+
+
+def _v1_validators() -> tuple[Any, Any] | None:
+    """Validators for the header (header.json) and any entry (entry.json), or None."""
+    resources: list[tuple[str, Resource[Any]]] = []
+    by_name: dict[str, dict[str, Any]] = {}
+    for rel, node in _schema_files():
+        if not rel.startswith("v1/"):
+            continue
+        schema = json.loads(node.read_text("utf-8"))
+        by_name[rel.removeprefix("v1/")] = schema
+        if "$id" in schema:
+            resources.append((schema["$id"], DRAFT202012.create_resource(schema)))
+    if "header.json" not in by_name or "entry.json" not in by_name:
+        return None
+    registry: Registry[Any] = Registry().with_resources(resources)
+    return (
+        Draft202012Validator(by_name["header.json"], registry=registry),
+        Draft202012Validator(by_name["entry.json"], registry=registry),
+    )
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _golden_record_problems(
+    base: Traversable, manifests: list[tuple[str, dict[str, Any]]]
+) -> list[str]:
+    golden = [where for where, manifest in manifests if manifest["kind"] == "golden"]
+    if not golden:
+        return []
+    validators = _v1_validators()
+    if validators is None:
+        return ["schemas/v1 has no header.json and entry.json; golden records were not checked"]
+    header_validator, entry_validator = validators
+    problems: list[str] = []
+    for where in golden:
+        case_dir = _resolve(base, where)
+        for rel, session in _session_files(case_dir / "tree", ""):
+            data = session.read_bytes()
+            for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+                place = f"{where}/tree/{rel} line {number}"
+                try:
+                    value = json.loads(line.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
+                except ValueError as exc:
+                    problems.append(f"{place}: not a strict JSON record ({exc})")
+                    continue
+                validator = header_validator if number == 1 else entry_validator
+                for error in validator.iter_errors(value):
+                    pointer = "/" + "/".join(str(p) for p in error.absolute_path)
+                    problems.append(f"{place}: {pointer}: {error.message[:200]}")
+    return problems
+
+
+def _session_files(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
+    for child in sorted(node.iterdir(), key=lambda t: t.name):
+        rel = f"{prefix}{child.name}"
+        if child.is_dir():
+            yield from _session_files(child, rel + "/")
+        elif child.name == "session.jsonl":
+            yield rel, child

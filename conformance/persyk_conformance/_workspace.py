@@ -1,0 +1,225 @@
+"""Per-run sandbox and per-case workspaces: copy, snapshot, compare.
+
+Layout of one run's sandbox (a fresh temporary directory)::
+
+    <sandbox>/home/          HOME of the adapter process
+    <sandbox>/tmp/           TMPDIR (and TEMP, TMP) of the adapter process
+    <sandbox>/cases/<ID>/    the workspace of the case being run, alone in its parent
+    <sandbox>/runner/        the runner's own files (adapter stderr log, harness cases)
+
+An adapter must write only inside the workspace of the current case, and only in write steps.
+The runner sees writes into home/, tmp/ and cases/ (beside the workspace); it cannot see writes
+elsewhere on the machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from ._protocol import PATH_ARGS
+
+__all__ = [
+    "Sandbox",
+    "Snapshot",
+    "absolutize",
+    "check_files",
+    "copy_traversable",
+    "diff_snapshots",
+    "snapshot",
+]
+
+# path (relative, '/'-separated) -> "dir" | "file:<sha256>" | "link:<target>"
+Snapshot = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    root: Path
+
+    @classmethod
+    def create(cls) -> Sandbox:
+        root = Path(tempfile.mkdtemp(prefix="persyk-conformance-")).resolve()
+        for sub in ("home", "tmp", "cases", "runner"):
+            (root / sub).mkdir()
+        return cls(root)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def cases(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def runner(self) -> Path:
+        return self.root / "runner"
+
+    def adapter_env(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The adapter's environment: the caller's, with HOME and the temp dirs in the sandbox."""
+        env = dict(base)
+        env["HOME"] = str(self.home)
+        env["USERPROFILE"] = str(self.home)
+        for key in ("TMPDIR", "TEMP", "TMP"):
+            env[key] = str(self.tmp)
+        # Python adapters: keep the sandbox free of bytecode caches written on import.
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        return env
+
+    def outside_state(self) -> Snapshot:
+        """Everything an adapter could have written outside the workspace that we can see."""
+        state: Snapshot = {}
+        for name in ("home", "tmp"):
+            state.update({f"{name}/{k}": v for k, v in snapshot(self.root / name).items()})
+        return state
+
+    def new_workspace(self, case_id: str) -> Path:
+        workspace = self.cases / case_id
+        if workspace.exists():
+            remove_tree(workspace)
+        workspace.mkdir()
+        return workspace
+
+    def strays_beside(self, workspace: Path) -> list[str]:
+        """Entries in cases/ other than the workspace: writes beside it."""
+        return sorted(p.name for p in self.cases.iterdir() if p != workspace)
+
+    def reset_outside(self) -> None:
+        """Empty home/, tmp/ and cases/ so that one adapter's stray write costs one case only."""
+        for sub in (self.home, self.tmp, self.cases):
+            for child in sub.iterdir():
+                remove_tree(child)
+
+    def remove(self) -> None:
+        remove_tree(self.root)
+
+
+def remove_tree(path: Path) -> None:
+    def make_writable_and_retry(func: Any, target: str, _exc: BaseException) -> None:
+        # A case may leave read-only files or directories; the sandbox is ours to clean.
+        os.chmod(target, stat.S_IRWXU)
+        func(target)
+
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path, onexc=make_writable_and_retry)
+
+
+def copy_traversable(source: Traversable, target: Path) -> None:
+    """Copy a package-data directory byte for byte (works for zip-installed data too)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for child in source.iterdir():
+        if child.is_dir():
+            copy_traversable(child, target / child.name)
+        else:
+            (target / child.name).write_bytes(child.read_bytes())
+
+
+def snapshot(root: Path) -> Snapshot:
+    """Every directory, file (by content hash) and symlink under ``root``."""
+    state: Snapshot = {}
+    if not root.is_dir():
+        return state
+    for dirpath, dirnames, filenames in os.walk(root):
+        base = Path(dirpath)
+        for name in dirnames + filenames:
+            path = base / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                state[rel] = f"link:{os.readlink(path)}"
+            elif path.is_dir():
+                state[rel] = "dir"
+            else:
+                try:
+                    state[rel] = "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError as exc:  # unreadable: still a difference we can report
+                    state[rel] = f"unreadable:{exc.errno}"
+    return state
+
+
+def diff_snapshots(before: Snapshot, after: Snapshot) -> list[str]:
+    """What changed, one line per path: 'created x', 'removed x', 'modified x'."""
+    changes = [f"created {p}" for p in sorted(after.keys() - before.keys())]
+    changes += [f"removed {p}" for p in sorted(before.keys() - after.keys())]
+    changes += [
+        f"modified {p}" for p in sorted(before.keys() & after.keys()) if before[p] != after[p]
+    ]
+    return changes
+
+
+def absolutize(args: Mapping[str, Any], workspace: Path) -> dict[str, Any]:
+    """The step's args with every path key (PATH_ARGS) made absolute inside the workspace."""
+    out = dict(args)
+    for key in PATH_ARGS & out.keys():
+        value = out[key]
+        if isinstance(value, str):
+            out[key] = str(workspace / value)
+    return out
+
+
+def check_files(
+    checks: Mapping[str, Mapping[str, Any]],
+    workspace: Path,
+    before: Snapshot,
+    case_directory: Traversable,
+) -> list[str]:
+    """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it."""
+    problems: list[str] = []
+    for rel, check in checks.items():
+        path = workspace / rel
+        if "absent" in check:
+            if path.exists() or path.is_symlink():
+                problems.append(f"{rel}: expected absent, but it exists")
+        elif "exists" in check:
+            if not path.exists():
+                problems.append(f"{rel}: expected to exist, but it is absent")
+        elif "unchanged" in check:
+            now = snapshot_file(path)
+            was = before.get(rel)
+            if now != was:
+                problems.append(f"{rel}: expected unchanged by this step, but it changed")
+        elif "equals" in check:
+            expected = (case_directory / check["equals"]).read_bytes()
+            if not path.is_file():
+                problems.append(f"{rel}: expected equal to {check['equals']}, but it is absent")
+            else:
+                actual = path.read_bytes()
+                if actual != expected:
+                    problems.append(
+                        f"{rel}: expected equal to {check['equals']} ({len(expected)} bytes), "
+                        f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
+                    )
+        else:
+            problems.append(f"{rel}: unknown file check {sorted(check)}")
+    return problems
+
+
+def snapshot_file(path: Path) -> str | None:
+    if path.is_symlink():
+        return f"link:{os.readlink(path)}"
+    if path.is_dir():
+        return "dir"
+    if path.is_file():
+        return "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    return None
+
+
+def _first_difference(expected: bytes, actual: bytes) -> str:
+    for offset, (a, b) in enumerate(zip(expected, actual, strict=False)):
+        if a != b:
+            return f" (first difference at byte {offset})"
+    return f" (one is a prefix of the other; first difference at byte {min(len(expected), len(actual))})"

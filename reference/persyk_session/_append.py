@@ -1,0 +1,497 @@
+"""Creating sessions and appending records (docs/spec.md, section APP).
+
+The decision of what a batch writes is :func:`plan_append`: pure, fed the index builder of the
+committed session and a loader for committed bodies (the identical-retry check reads one record
+by its indexed position, so its cost does not grow with the session). The I/O shell
+(:func:`append_records`, :func:`remove_entry`, :func:`create_session`) takes the lock, opens the
+session, runs the planner and writes the planned bytes with one ``O_APPEND`` write and an fsync
+before acknowledging anything.
+
+Prefix commit (APP-14): records are checked in batch order; the first refused record stops the
+batch, and the records before it are written and acknowledged. A write or fsync failure
+acknowledges nothing of that write and truncates the file back to its size before the append
+(APP-19, APP-20), so the file holds exactly the records acknowledged so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from . import _fsutil
+from ._context import LeafSelector
+from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._lock import session_lock
+from ._records import encode_record, parse_record
+from ._schema import validate_header
+from ._session import EntryMeta, IndexBuilder, SessionIndex
+from ._store import SESSION_FILE, OpenSession, open_session, resolve_session_file
+
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_RECORDS",
+    "AppendPlan",
+    "AppendResult",
+    "BatchItem",
+    "append_records",
+    "create_session",
+    "items_from_jsonl",
+    "items_from_objects",
+    "json_equal",
+    "plan_append",
+    "remove_entry",
+]
+
+# APP-8: a batch holds at most 256 records and 4 MiB of records as written, LFs included.
+MAX_BATCH_RECORDS: Final = 256
+MAX_BATCH_BYTES: Final = 4 * 1024 * 1024
+
+
+# --- batch items -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    """One record of a batch, prepared: its value as a reader would see it and the bytes to write.
+
+    ``fault`` is set when the record cannot be a record at all (a parse or encoding fault); its
+    ``line`` is filled in by the planner with the line the record would have occupied (APP-9).
+    ``size`` is what the record counts against the 4 MiB batch limit.
+    """
+
+    value: dict[str, Any] | None
+    data: bytes  # encoded record with its LF; empty when ``fault`` is set
+    size: int
+    fault: Diagnostic | None = None
+
+
+def _item_from_object(obj: Any) -> BatchItem:
+    try:
+        data = encode_record(obj)
+    except ContractError as error:
+        return BatchItem(None, b"", _encoded_size(obj), error.diagnostics[0])
+    except UsageError:
+        return BatchItem(None, b"", 0, _not_json())
+    # Parse our own bytes back: the value compared and indexed is the one a reader will see.
+    return BatchItem(parse_record(data[:-1], line=1), data, len(data))
+
+
+def _encoded_size(obj: Any) -> int:
+    try:
+        return len(orjson.dumps(obj)) + 1
+    except (TypeError, orjson.JSONEncodeError):
+        return 0
+
+
+def _not_json() -> Diagnostic:
+    return Diagnostic(Code.RECORD_NOT_OBJECT, detail="the record has no JSON object form")
+
+
+def items_from_objects(records: Sequence[Any]) -> list[BatchItem]:
+    """Prepare records given as JSON values (the protocol's ``records`` argument)."""
+    return [_item_from_object(obj) for obj in records]
+
+
+def items_from_jsonl(data: bytes) -> list[BatchItem]:
+    """Prepare records given as raw JSONL bytes (``recordsFile``): each line is parsed strictly,
+    so byte-level faults surface with the read-phase code of the line (APP-9)."""
+    items: list[BatchItem] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        unterminated = end < 0
+        line = data[start:] if unterminated else data[start:end]
+        start = len(data) if unterminated else end + 1
+        if unterminated:
+            fault = Diagnostic(Code.RECORD_UNTERMINATED, detail="the last record has no LF")
+            items.append(BatchItem(None, b"", len(line) + 1, fault))
+            continue
+        try:
+            value = parse_record(line, line=1)
+        except ContractError as error:
+            items.append(BatchItem(None, b"", len(line) + 1, error.diagnostics[0]))
+            continue
+        items.append(_item_from_object(value))
+    return items
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What an append acknowledged. ``leaf`` is set only when the whole batch is in the file
+    (APP-17); ``error`` names the record or condition that stopped the batch."""
+
+    committed: tuple[str, ...] = ()
+    already_present: tuple[str, ...] = ()
+    leaf: str | None = None
+    error: Diagnostic | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "committed": list(self.committed),
+            "alreadyPresent": list(self.already_present),
+        }
+        if self.error is not None:
+            out["error"] = self.error.to_json()
+        else:
+            out["leaf"] = self.leaf
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class AppendPlan:
+    """The planner's decision: bytes to append and what they acknowledge once fsynced."""
+
+    data: bytes
+    committed: tuple[str, ...]
+    already_present: tuple[str, ...]
+    # Ids reported as present only because an earlier record of this batch carries them.
+    present_in_batch: tuple[str, ...] = ()
+    leaf: str | None = None
+    error: Diagnostic | None = None
+
+    def result(self) -> AppendResult:
+        return AppendResult(self.committed, self.already_present, self.leaf, self.error)
+
+
+# --- the planner (pure) ------------------------------------------------------------------------
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values (APP-12): 1 equals 1.0, but true is not 1 and member order is
+    irrelevant. Python's ``==`` alone would take ``True == 1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def _refuse(code: Code, line: int | None, detail: str, pointer: str | None = None) -> Diagnostic:
+    return Diagnostic(code, line=line, pointer=pointer, detail=detail)
+
+
+def plan_append(
+    builder: IndexBuilder,
+    items: Sequence[BatchItem],
+    *,
+    leaf: LeafSelector,
+    end_offset: int,
+    next_line: int,
+    load_committed: Callable[[EntryMeta], dict[str, Any]],
+) -> AppendPlan:
+    """Decide what a batch writes, in batch order, against the committed session in ``builder``.
+
+    ``end_offset`` is the committed file size and ``next_line`` the line the first new record
+    would occupy. ``builder`` is advanced with each accepted record (so later records of the
+    batch may reference earlier ones); pass a fresh one per batch.
+    """
+    # APP-8: refused whole, before anything else is looked at.
+    if len(items) > MAX_BATCH_RECORDS:
+        return AppendPlan(b"", (), (), error=_refuse(
+            Code.APPEND_BATCH_TOO_LARGE, None, "the batch has more than 256 records"))
+    if sum(item.size for item in items) > MAX_BATCH_BYTES:
+        return AppendPlan(b"", (), (), error=_refuse(
+            Code.APPEND_BATCH_TOO_LARGE, None, "the batch is larger than 4 MiB"))
+
+    # APP-16: a continuation proves where it stands; nothing is written if it stands elsewhere.
+    if leaf.kind != "default" and items:
+        first = items[0].value
+        if first is not None and "parentId" in first:
+            parent = first["parentId"]
+            if not (parent is None and leaf.kind == "null") and not (
+                leaf.kind == "id" and isinstance(parent, str) and parent == leaf.id
+            ):
+                return AppendPlan(b"", (), (), error=_refuse(
+                    Code.APPEND_LEAF_MISMATCH, next_line,
+                    "the first record's parent is not the continuation leaf", "/parentId"))
+
+    parts: list[bytes] = []
+    committed: list[str] = []
+    present: list[str] = []
+    present_in_batch: list[str] = []
+    in_batch: dict[str, dict[str, Any]] = {}
+    last_id: str | None = None
+    line = next_line
+    offset = end_offset
+    error: Diagnostic | None = None
+    for item in items:
+        if item.fault is not None or item.value is None:
+            fault = item.fault or _not_json()
+            error = replace(fault, line=line)
+            break
+        value = item.value
+        entry_id = value.get("id")
+        if isinstance(entry_id, str) and entry_id in builder:
+            earlier = in_batch.get(entry_id)
+            meta = builder.get(entry_id)
+            stored = earlier if earlier is not None else load_committed(meta)  # type: ignore[arg-type]
+            if not json_equal(stored, value):
+                # APP-13: the same id with other content is never written.
+                error = _refuse(Code.APPEND_ID_CONFLICT, line,
+                                "an entry with this id and different content exists", "/id")
+                break
+            # APP-12: an identical retry is acknowledged without writing.
+            present.append(entry_id)
+            if earlier is not None:
+                present_in_batch.append(entry_id)
+            last_id = entry_id
+            continue
+        # APP-9: every read-phase rule, as if the record were the next line.
+        found = builder.check_entry(value, line=line)
+        if found:
+            error = found[0]
+            break
+        length = len(item.data) - 1
+        builder.add_entry(value, line=line, offset=offset, length=length)
+        assert isinstance(entry_id, str)  # the schema guarantees an Id
+        in_batch[entry_id] = value
+        parts.append(item.data)
+        committed.append(entry_id)
+        last_id = entry_id
+        line += 1
+        offset += len(item.data)
+
+    if error is None:
+        if not items:
+            new_leaf = leaf.id if leaf.kind == "id" else (
+                None if leaf.kind == "null" else builder.last_entry_id)
+        else:
+            new_leaf = last_id
+    else:
+        new_leaf = None
+    return AppendPlan(
+        data=b"".join(parts),
+        committed=tuple(committed),
+        already_present=tuple(present),
+        present_in_batch=tuple(present_in_batch),
+        leaf=new_leaf,
+        error=error,
+    )
+
+
+# --- the I/O shell -----------------------------------------------------------------------------
+
+
+def _blocked(index: SessionIndex) -> AppendResult:
+    # APP-7: a session breaking any read-phase MUST is never mutated.
+    first = index.diagnostics[0] if index.diagnostics else None
+    line = first.line if first is not None and first.line is not None else 1
+    return AppendResult(error=Diagnostic(
+        Code.SESSION_BLOCKED, line=line,
+        detail="the committed session is invalid; nothing was written"))
+
+
+def _io_failed() -> Diagnostic:
+    return Diagnostic(Code.IO_FAILED, detail="writing or syncing the session file failed")
+
+
+def _write_plan(end_offset: int, plan: AppendPlan, fd: int) -> AppendResult:
+    """Append ``plan.data`` and fsync; acknowledge only after the fsync (APP-11)."""
+    if not plan.data:
+        return plan.result()
+    try:
+        _fsutil.append_all(fd, plan.data)
+    except OSError:
+        _roll_back(fd, end_offset)
+        # APP-19: nothing of this write is acknowledged; identical retries of records already
+        # in the file before this append stay acknowledged.
+        in_batch = set(plan.present_in_batch)
+        before = tuple(i for i in plan.already_present if i not in in_batch)
+        return AppendResult(already_present=before, error=_io_failed())
+    return plan.result()
+
+
+def _roll_back(fd: int, size: int) -> None:
+    # APP-20: still under the lock, cut our own partial write back to the acknowledged prefix.
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        pass  # the tail stays unterminated or invalid: later appends are SESSION_BLOCKED
+
+
+def _append_locked(
+    opened: OpenSession, items: Sequence[BatchItem], leaf: LeafSelector
+) -> AppendResult:
+    index = opened.index
+    if not index.valid:
+        return _blocked(index)
+    fd = _fsutil.open_append(opened.path)
+    try:
+        end_offset = os.fstat(fd).st_size
+        next_line = 2 + len(index.entries)  # the header is line 1
+        with opened.bodies() as load:
+            plan = plan_append(
+                IndexBuilder.from_index(index),
+                items,
+                leaf=leaf,
+                end_offset=end_offset,
+                next_line=next_line,
+                load_committed=load,
+            )
+        return _write_plan(end_offset, plan, fd)
+    finally:
+        os.close(fd)
+
+
+def append_records(
+    path: str | os.PathLike[str],
+    items: Sequence[BatchItem],
+    *,
+    leaf: LeafSelector | None = None,
+    timeout: float | None = None,
+) -> AppendResult:
+    """Append a prepared batch (see :func:`items_from_objects`) under the session lock.
+
+    ``leaf`` is the caller's continuation (APP-16); None or the default selector takes parents
+    as supplied. Raises UsageError(PATH_NOT_FOUND) when there is no session (APP-21) and
+    ContractError(LOCK_UNAVAILABLE) when the lock cannot be had.
+    """
+    file = resolve_session_file(path)
+    with session_lock(file.parent, timeout=timeout):
+        return _append_locked(open_session(file), items, leaf or LeafSelector.default())
+
+
+def remove_entry(
+    path: str | os.PathLike[str],
+    target_id: str,
+    *,
+    id: str | None = None,
+    timestamp: str | None = None,
+    leaf: LeafSelector | None = None,
+    timeout: float | None = None,
+) -> AppendResult:
+    """Append a ``message.removed`` of ``target_id`` whose parent is the selected leaf (APP-18).
+
+    The leaf is resolved under the lock, so the removal extends exactly the branch it was meant
+    for. A retry with the same ``id`` after the removal was committed finds it already present
+    (with the default leaf the retry accepts the parent stored the first time, since the default
+    leaf has moved to the removal itself).
+    """
+    selector = leaf or LeafSelector.default()
+    entry_id = id or str(uuid.uuid4())
+    file = resolve_session_file(path)
+    with session_lock(file.parent, timeout=timeout):
+        opened = open_session(file)
+        index = opened.index
+        if not index.valid:
+            return _blocked(index)
+        if selector.kind == "id" and selector.id not in index.by_id:
+            return AppendResult(error=Diagnostic(
+                Code.LEAF_NOT_FOUND, detail="the selected leaf is not an entry"))
+        parent = (
+            selector.id if selector.kind == "id"
+            else None if selector.kind == "null" else index.default_leaf
+        )
+        existing = index.by_id.get(entry_id)
+        if selector.kind == "default" and existing is not None:
+            parent = existing.parent_id
+        record = {
+            "type": "message.removed",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": timestamp or now_timestamp(),
+            "targetId": target_id,
+        }
+        return _append_locked(opened, items_from_objects([record]), LeafSelector.default())
+
+
+# --- create ------------------------------------------------------------------------------------
+
+
+def now_timestamp() -> str:
+    """The current time as an envelope Timestamp with milliseconds and ``Z`` (ENV-4)."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _make_directories(directory: Path) -> list[Path]:
+    """Create ``directory`` and missing parents; return the created ones, outermost first."""
+    missing: list[Path] = []
+    probe = directory
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    created: list[Path] = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        created.append(path)
+    return created
+
+
+def create_session(
+    directory: str | os.PathLike[str],
+    *,
+    id: str | None = None,
+    timestamp: str | None = None,
+) -> dict[str, Any]:
+    """Create a session with exclusive creation and return its header (APP-2, APP-3, APP-4).
+
+    The header is written to a temporary file in the same directory, fsynced, and published
+    with ``os.link`` (EEXIST means a session exists: ``SESSION_EXISTS``, nothing changes); the
+    directory, and the parent of each directory created here, are fsynced before returning.
+    """
+    header = {
+        "type": "session",
+        "version": 1,
+        "id": id if id is not None else str(uuid.uuid4()),
+        "timestamp": timestamp if timestamp is not None else now_timestamp(),
+    }
+    problems = validate_header(header)
+    if problems:
+        # APP-23: a given id or timestamp that breaks HDR-5/HDR-6.
+        raise ContractError([replace(problems[0], line=1)])
+    data = encode_record(header)
+    target_dir = Path(directory)
+    if target_dir.name == SESSION_FILE:
+        target_dir = target_dir.parent
+    final = target_dir / SESSION_FILE
+    if final.exists():
+        raise _exists()
+    try:
+        _publish(target_dir, final, data)
+    except OSError:
+        raise ContractError([_io_failed()]) from None
+    return header
+
+
+def _publish(target_dir: Path, final: Path, data: bytes) -> None:
+    created = _make_directories(target_dir)
+    temp = target_dir / f".{SESSION_FILE}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    try:
+        _fsutil.write_new_file(temp, data)
+        try:
+            os.link(temp, final)  # never replaces: EEXIST if a session appeared meanwhile
+        except FileExistsError:
+            raise _exists() from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+    _fsutil.fsync_directory(target_dir)
+    for path in reversed(created):
+        _fsutil.fsync_directory(path.parent)
+
+
+def _exists() -> ContractError:
+    return ContractError([Diagnostic(Code.SESSION_EXISTS, detail="a session file already exists")])

@@ -1,0 +1,119 @@
+"""The session mutation lock (docs/spec.md APP-5, APP-6, RCV-2).
+
+Two layers, both held from validation of the committed file to the last fsync:
+
+* an in-process :class:`threading.Lock` per session directory, so threads of one process never
+  race on one session even before they reach the OS;
+* ``fcntl.flock(LOCK_EX)`` on ``session.lock`` beside ``session.jsonl``. ``flock`` locks belong
+  to the open file description, so they survive a library closing some other descriptor of the
+  file (POSIX ``lockf``/``F_SETLK`` locks would be silently dropped) and the kernel frees a dead
+  holder's lock. The lock file is created by the first mutation and never deleted: deleting it
+  would let two writers lock two different inodes under the same name.
+
+The wait is bounded (``DEFAULT_LOCK_TIMEOUT`` seconds, or ``PERSYK_LOCK_TIMEOUT`` from the
+environment, or the caller's value), then ``LOCK_UNAVAILABLE``. Where the file system cannot
+lock (ENOLCK, ENOSYS, EOPNOTSUPP) the mutation fails closed with the same code. Read paths never
+call this module, so reading never creates the lock file (CTX-19).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from ._errors import Code, ContractError, Diagnostic
+
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "LOCK_FILE", "lock_timeout", "session_lock"]
+
+LOCK_FILE: Final = "session.lock"
+DEFAULT_LOCK_TIMEOUT: Final = 10.0
+_TIMEOUT_ENV: Final = "PERSYK_LOCK_TIMEOUT"
+
+# Errors meaning "this file system cannot lock at all": fail closed (APP-6).
+_UNSUPPORTED: Final = frozenset({errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL})
+# Errors meaning "someone else holds it": wait and retry.
+_HELD: Final = frozenset({errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES})
+
+_registry_guard = threading.Lock()
+_thread_locks: dict[str, threading.Lock] = {}
+
+
+def lock_timeout(timeout: float | None = None) -> float:
+    """The wait bound: the caller's, else ``PERSYK_LOCK_TIMEOUT``, else the default."""
+    if timeout is not None:
+        return max(0.0, timeout)
+    raw = os.environ.get(_TIMEOUT_ENV)
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            pass
+    return DEFAULT_LOCK_TIMEOUT
+
+
+def _unavailable(detail: str) -> ContractError:
+    return ContractError([Diagnostic(Code.LOCK_UNAVAILABLE, detail=detail)])
+
+
+def _thread_lock(directory: Path) -> threading.Lock:
+    key = os.path.realpath(directory)
+    with _registry_guard:
+        lock = _thread_locks.get(key)
+        if lock is None:
+            lock = _thread_locks[key] = threading.Lock()
+        return lock
+
+
+@contextmanager
+def session_lock(directory: Path, *, timeout: float | None = None) -> Iterator[None]:
+    """Hold the mutation lock of the session in ``directory`` for the ``with`` body.
+
+    Raises ContractError(LOCK_UNAVAILABLE) when the wait bound passes or locking is unsupported.
+    """
+    bound = lock_timeout(timeout)
+    deadline = time.monotonic() + bound
+    thread_lock = _thread_lock(directory)
+    if not thread_lock.acquire(timeout=bound):
+        raise _unavailable("another writer in this process holds the session lock")
+    try:
+        fd = _open_lock_file(directory / LOCK_FILE)
+        try:
+            _flock_until(fd, deadline)
+            yield
+        finally:
+            os.close(fd)  # closing the description releases the flock
+    finally:
+        thread_lock.release()
+
+
+def _open_lock_file(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError:
+        raise _unavailable("the session lock file cannot be opened") from None
+
+
+def _flock_until(fd: int, deadline: float) -> None:
+    pause = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as error:
+            if error.errno in _UNSUPPORTED:
+                raise _unavailable("the file system does not support locking") from None
+            if error.errno not in _HELD:
+                raise _unavailable("the session lock cannot be taken") from None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _unavailable("the session lock is held by another writer")
+        # Back off gently: a holder normally finishes within one fsync.
+        time.sleep(min(pause, remaining))
+        pause = min(pause * 2, 0.05)

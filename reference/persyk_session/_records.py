@@ -1,0 +1,502 @@
+"""Strict record layer: one line of ``session.jsonl`` in, one JSON object (or one fault) out.
+
+Sans-IO: bytes in, values or :class:`ContractError` out. The store streams lines from files;
+:func:`split_lines` is the pure helper for buffers already in memory.
+
+Rules implemented here (docs/spec.md, section REC): REC-2..REC-15, REC-17..REC-20, REC-23.
+
+Order of checks (REC-19, REC-20)
+--------------------------------
+A record with several faults reports exactly one, chosen in this order:
+
+1. ``RECORD_EMPTY_LINE``       -- zero bytes.
+2. ``RECORD_TOO_LARGE``        -- more than :data:`MAX_RECORD_BYTES`; checked before any parsing.
+3. ``RECORD_BYTE_ORDER_MARK``  -- the record starts with EF BB BF. A BOM anywhere else is just
+   bytes: U+FEFF is not JSON whitespace, so between tokens it is ``RECORD_JSON_SYNTAX`` and
+   inside a string it is an ordinary character.
+4. ``RECORD_CARRIAGE_RETURN``  -- the last byte is CR (a CR elsewhere is JSON whitespace).
+5. ``RECORD_INVALID_UTF8``     -- strict RFC 3629 decoding of the whole record fails.
+6. The *parse faults*, first in byte order (lowest offset wins):
+   ``RECORD_JSON_SYNTAX`` (offset of the first byte the grammar cannot accept, or the record's
+   length when it ends inside a value), ``RECORD_LONE_SURROGATE`` (offset of the backslash of
+   the unpaired ``\\u`` escape), ``RECORD_NUMBER_OUT_OF_RANGE`` (offset of the number's first
+   byte), ``RECORD_DUPLICATE_KEY`` (offset of the repeated key's opening quote) and
+   ``RECORD_TOO_DEEP`` (offset of the bracket that opens container 129).
+7. ``RECORD_NOT_OBJECT``       -- a record free of all the above whose value is not an object.
+
+Columns in diagnostics are 1-based byte columns (offset + 1). ``RECORD_EMPTY_LINE`` has none.
+
+How it stays fast (the hot path of every read)
+----------------------------------------------
+The fast path is ``orjson.loads`` plus checks that cost a fraction of it. orjson 3.x already
+rejects (verified on 3.13, and by tests/test_jsontestsuite.py on every corpus case): invalid
+UTF-8 including encoded surrogates, overlongs, 5/6-byte forms and code points above U+10FFFF;
+escaped lone surrogates in keys and values; ``NaN``/``Infinity``; numbers overflowing a double
+(``1e400``, ``-1e400``, 400-digit integers); a BOM; every other RFC 8259 syntax error. It
+accepts, and so we must check ourselves: a trailing CR (JSON whitespace to orjson), duplicate
+keys (it keeps the last), integers beyond 2^53 (exact up to 64 bits, beyond that silently a
+float), and any depth up to its own limit of 1024.
+
+* Duplicate keys and integer range: ``orjson.dumps(value, option=OPT_STRICT_INTEGER)``.
+  If it equals the record byte for byte, the record holds no duplicate key: parsing is
+  deterministic, the two texts are the same bytes, and ``dumps`` of a ``dict`` cannot repeat a
+  key (distinct ``str`` keys serialize to distinct JSON strings). The same equality proves the
+  integer range: ``OPT_STRICT_INTEGER`` raises for any int outside +-(2^53-1), and an integer
+  literal that orjson turned into a float (beyond 64 bits) cannot reappear unchanged, because
+  orjson always writes floats with a ``.`` or an exponent. Compact writers (orjson, JavaScript's
+  ``JSON.stringify``) mostly produce exactly these bytes; JavaScript differs in float spelling
+  (``0.000005`` against orjson's ``5e-6``). For those records the comparison is repeated with
+  the bytes ``0-9 . e E + -`` deleted from both texts: those bytes are never ``"``, ``\\``,
+  structural characters or escape letters, so the deletion keeps every string literal's
+  boundaries and every structural byte outside strings; equal images then mean the same count
+  of object members, and a duplicate key would have made ``dumps`` drop at least one member.
+  What that comparison cannot see is integer spelling, so it is taken only when the record has
+  no run of 16 digits (2^53 has 16 digits). Anything else (whitespace between tokens, escapes
+  such as ``\\u00e9`` or ``\\/``, long digit runs) goes to the slow path: the standard ``json``
+  module with hooks that detect duplicate keys and out-of-range integer literals.
+* Depth: a record with at most 128 opening brackets cannot nest deeper than 128. Otherwise the
+  string literals are cut out (one C-speed regex substitution) and the running depth is summed
+  in C over the remaining brackets. orjson has already parsed the record at that point, so
+  the lexical view is exact; its own limit of 1024 never decides a code (when it trips, the
+  record goes to the scanner below, which counts depth itself).
+* Every rejection, and every suspicion raised by the checks above, is classified by
+  :func:`_scan`: an iterative (never recursive) RFC 8259 scanner that finds the first parse
+  fault in byte order, with its column. It runs only on bad or unusual records. A recursive
+  parser (the standard ``json`` module) only ever sees records proven to nest at most 128 deep.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, Final
+
+import orjson
+from orjson import OPT_STRICT_INTEGER, JSONDecodeError, JSONEncodeError
+from orjson import dumps as _dumps
+from orjson import loads as _loads
+
+from ._errors import Code, ContractError, Diagnostic, UsageError
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_RECORD_BYTES",
+    "MAX_SAFE_INTEGER",
+    "RawLine",
+    "encode_record",
+    "parse_record",
+    "split_lines",
+]
+
+# REC-11: bytes of one record, not counting its LF.
+MAX_RECORD_BYTES: Final = 1_048_576
+# REC-12: nested containers; `{}` is depth 1.
+MAX_DEPTH: Final = 128
+# REC-9 (I-JSON, RFC 7493): the largest integer every double-based reader holds exactly.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+_BOM: Final = b"\xef\xbb\xbf"
+
+# Fixed texts (diagnostics never quote the input).
+_END_INSIDE_VALUE: Final = "record ends inside a JSON value"
+_UNEXPECTED_BYTE: Final = "unexpected byte in JSON text"
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One physical line of a buffer: ``data`` excludes the LF; ``offset`` is where it starts."""
+
+    line: int
+    offset: int
+    data: bytes
+    terminated: bool
+
+
+def split_lines(buf: bytes, *, first_line: int = 1, first_offset: int = 0) -> Iterator[RawLine]:
+    """Cut ``buf`` at each LF (REC-1). A last piece without LF has ``terminated=False``."""
+    start = 0
+    line = first_line
+    size = len(buf)
+    while start < size:
+        end = buf.find(b"\n", start)
+        if end < 0:
+            yield RawLine(line, first_offset + start, buf[start:], False)
+            return
+        yield RawLine(line, first_offset + start, buf[start:end], True)
+        start = end + 1
+        line += 1
+
+
+class _Fault(Exception):
+    """Internal: one fault at a byte offset; :func:`parse_record` turns it into a Diagnostic."""
+
+    def __init__(self, code: Code, offset: int | None, detail: str) -> None:
+        super().__init__(code)
+        self.code = code
+        self.offset = offset
+        self.detail = detail
+
+
+class _Suspect(Exception):
+    """Internal: a json hook saw a fault; the scanner then finds the first one and its offset."""
+
+
+def parse_record(data: bytes, *, line: int) -> dict[str, Any]:
+    """Parse one record (``data`` without its LF) strictly; raise ContractError on any fault."""
+    # The fast path is inlined here: this function runs once per line of every read.
+    try:
+        if len(data) > MAX_RECORD_BYTES:  # REC-11: never parse an over-limit record
+            _check_line(data)
+        try:
+            value = _loads(data)
+        except JSONDecodeError:
+            value = _classify_rejected(data)
+        else:
+            if data[-1] == 0x0D:  # REC-14: orjson takes a trailing CR for whitespace
+                _check_line(data)
+            if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _deeper_than_limit(data):
+                _scan(data)  # raises TOO_DEEP, or an earlier duplicate key / number fault
+                raise AssertionError("scanner missed a depth fault")
+            try:
+                canonical = _dumps(value, None, OPT_STRICT_INTEGER)
+            except JSONEncodeError:
+                canonical = b""  # an integer beyond 2^53: take the slow path
+            if canonical != data and not _same_members(canonical, data):
+                value = _parse_slow_valid(data)
+        if type(value) is not dict:
+            raise _Fault(Code.RECORD_NOT_OBJECT, 0, "the record is not a JSON object")
+    except _Fault as fault:
+        column = None if fault.offset is None else fault.offset + 1
+        raise ContractError(
+            [Diagnostic(fault.code, line=line, column=column, detail=fault.detail)]
+        ) from None
+    return value
+
+
+def _check_line(data: bytes) -> None:
+    """Steps 1-4 of the order: faults visible without decoding."""
+    if not data:
+        raise _Fault(Code.RECORD_EMPTY_LINE, None, "empty line")
+    if len(data) > MAX_RECORD_BYTES:
+        raise _Fault(Code.RECORD_TOO_LARGE, MAX_RECORD_BYTES, "record exceeds 1,048,576 bytes")
+    if data.startswith(_BOM):
+        raise _Fault(Code.RECORD_BYTE_ORDER_MARK, 0, "record starts with a byte order mark")
+    if data.endswith(b"\r"):
+        raise _Fault(Code.RECORD_CARRIAGE_RETURN, len(data) - 1, "carriage return before LF")
+
+
+def _check_utf8(data: bytes) -> str:
+    """Step 5 (REC-2): Python's strict codec rejects exactly RFC 3629's ill-formed bytes."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _Fault(Code.RECORD_INVALID_UTF8, error.start, "invalid UTF-8") from None
+
+
+def _classify_rejected(data: bytes) -> Any:
+    """orjson refused the record: name the fault by the order in the module docstring."""
+    _check_line(data)
+    text = _check_utf8(data)
+    _scan(data)
+    # Our scanner found no fault where orjson did: the spec (RFC 8259 plus REC rules) decides,
+    # so accept. The scanner proved depth <= 128, so the recursive parser is safe here.
+    return json.loads(text, parse_int=_exact_int)
+
+
+def _parse_slow_valid(data: bytes) -> Any:
+    """orjson accepted ``data``; check duplicates and integer range with the json module."""
+    try:
+        return json.loads(
+            data.decode("utf-8"), object_pairs_hook=_unique_members, parse_int=_safe_int
+        )
+    except _Suspect:
+        _scan(data)
+        raise AssertionError("scanner missed a fault the json hooks saw") from None
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members = dict(pairs)
+    if len(members) != len(pairs):  # REC-7
+        raise _Suspect
+    return members
+
+
+def _safe_int(literal: str) -> int:
+    # REC-9; the length test keeps int() away from huge literals (CPython's digit limit).
+    if len(literal) > 17 or abs(value := int(literal)) > MAX_SAFE_INTEGER:
+        raise _Suspect
+    return value
+
+
+def _exact_int(literal: str) -> int:
+    return int(literal)  # only reached after _scan proved the literal within range
+
+
+# --- fast-path helpers -------------------------------------------------------------------------
+
+# Bytes a number can be spelled with; none is `"`, `\`, a structural byte or an escape letter.
+_NUMBER_BYTES: Final = b"0123456789.eE+-"
+_DIGIT_RUN_TABLE: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_SIXTEEN_DIGITS: Final = b"0" * 16
+
+
+def _same_members(canonical: bytes, data: bytes) -> bool:
+    """True if ``data`` differs from orjson's rendering of its value only in number spelling."""
+    if not canonical or _SIXTEEN_DIGITS in data.translate(_DIGIT_RUN_TABLE):
+        return False
+    return canonical.translate(None, _NUMBER_BYTES) == data.translate(None, _NUMBER_BYTES)
+
+
+# A complete string literal, or an unterminated one running to the end of the record.
+_STRING_LITERAL: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_BRACKET_STEPS: Final = bytes(
+    0x01 if b in b"[{" else 0xFF if b in b"]}" else 0x00 for b in range(256)
+)
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _deeper_than_limit(data: bytes) -> bool:
+    """REC-12 on a record orjson accepted: the running count of open containers exceeds 128."""
+    outside_strings = _STRING_LITERAL.sub(b"", data)
+    if outside_strings.count(b"[") + outside_strings.count(b"{") <= MAX_DEPTH:
+        return False
+    steps = memoryview(outside_strings.translate(_BRACKET_STEPS, _NOT_BRACKETS)).cast("b")
+    return max(accumulate(steps)) > MAX_DEPTH
+
+
+# --- the strict scanner ------------------------------------------------------------------------
+
+_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
+# REC-3: unescaped control characters end the match; so do bad escapes and the closing quote.
+_STRING_BODY: Final = re.compile(rb'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
+_ESCAPE: Final = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_NUMBER: Final = re.compile(rb"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_LITERALS: Final = {ord("t"): b"true", ord("f"): b"false", ord("n"): b"null"}
+
+# Scanner states.
+_VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _AFTER_VALUE = range(5)
+
+
+def _scan(data: bytes) -> None:
+    """Raise the first parse fault of ``data`` (valid UTF-8) in byte order; return if none.
+
+    Iterative: a stack of open containers (a key set per object, None per array), so nesting
+    depth never touches Python's recursion limit and stops counting at container 129.
+    """
+    size = len(data)
+    stack: list[set[str] | None] = []
+    state = _VALUE
+    pos = _WHITESPACE.match(data, 0).end()  # type: ignore[union-attr]
+    while True:
+        if state == _AFTER_VALUE:
+            pos = _WHITESPACE.match(data, pos).end()  # type: ignore[union-attr]
+            if not stack:
+                if pos != size:
+                    raise _Fault(Code.RECORD_JSON_SYNTAX, pos, "content after the JSON value")
+                return
+            if pos == size:
+                raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _END_INSIDE_VALUE)
+            byte = data[pos]
+            in_object = stack[-1] is not None
+            if byte == 0x2C:  # ,
+                state = _KEY if in_object else _VALUE
+            elif byte == (0x7D if in_object else 0x5D):  # } or ]
+                stack.pop()
+            else:
+                raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _UNEXPECTED_BYTE)
+            pos += 1
+            continue
+
+        pos = _WHITESPACE.match(data, pos).end()  # type: ignore[union-attr]
+        if pos == size:
+            raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _END_INSIDE_VALUE)
+        byte = data[pos]
+
+        if state in (_KEY, _KEY_OR_CLOSE):
+            if byte == 0x7D and state == _KEY_OR_CLOSE:  # }
+                stack.pop()
+                pos += 1
+                state = _AFTER_VALUE
+                continue
+            if byte != 0x22:
+                raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _UNEXPECTED_BYTE)
+            end = _scan_string(data, pos)
+            keys = stack[-1]
+            assert keys is not None
+            key = _decode_string(data[pos:end])
+            if key in keys:  # REC-7
+                raise _Fault(Code.RECORD_DUPLICATE_KEY, pos, "duplicate object key")
+            keys.add(key)
+            pos = _WHITESPACE.match(data, end).end()  # type: ignore[union-attr]
+            if pos == size:
+                raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _END_INSIDE_VALUE)
+            if data[pos] != 0x3A:  # :
+                raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _UNEXPECTED_BYTE)
+            pos += 1
+            state = _VALUE
+            continue
+
+        if state == _VALUE_OR_CLOSE and byte == 0x5D:  # ]
+            stack.pop()
+            pos += 1
+            state = _AFTER_VALUE
+            continue
+
+        # state is _VALUE or _VALUE_OR_CLOSE: one value starts here.
+        state = _AFTER_VALUE
+        if byte in (0x7B, 0x5B):  # { [
+            if len(stack) == MAX_DEPTH:  # REC-12
+                raise _Fault(Code.RECORD_TOO_DEEP, pos, "more than 128 nested containers")
+            stack.append(set() if byte == 0x7B else None)
+            state = _KEY_OR_CLOSE if byte == 0x7B else _VALUE_OR_CLOSE
+            pos += 1
+        elif byte == 0x22:
+            pos = _scan_string(data, pos)
+        elif byte == 0x2D or 0x30 <= byte <= 0x39:
+            pos = _scan_number(data, pos)
+        elif byte in _LITERALS:
+            pos = _scan_literal(data, pos, _LITERALS[byte])
+        else:
+            raise _Fault(Code.RECORD_JSON_SYNTAX, pos, _UNEXPECTED_BYTE)
+
+
+def _scan_string(data: bytes, start: int) -> int:
+    """Check the string literal opening at ``start``; return the offset after its closing quote."""
+    end = _STRING_BODY.match(data, start + 1).end()  # type: ignore[union-attr]
+    if data.find(b"\\u", start + 1, end) >= 0:
+        _check_surrogates(data, start + 1, end)
+    if end == len(data):
+        raise _Fault(Code.RECORD_JSON_SYNTAX, end, _END_INSIDE_VALUE)
+    if data[end] != 0x22:
+        raise _Fault(Code.RECORD_JSON_SYNTAX, end, "invalid escape or control character")
+    return end + 1
+
+
+def _check_surrogates(data: bytes, start: int, end: int) -> None:
+    """REC-5/REC-6: each escaped high surrogate must be directly followed by an escaped low one."""
+    escapes = list(_ESCAPE.finditer(data, start, end))
+    index = 0
+    while index < len(escapes):
+        escape = escapes[index]
+        index += 1
+        if escape.group(1) is None:
+            continue
+        unit = int(escape.group(1), 16)
+        if 0xDC00 <= unit <= 0xDFFF:
+            raise _Fault(Code.RECORD_LONE_SURROGATE, escape.start(), "lone low surrogate escape")
+        if 0xD800 <= unit <= 0xDBFF:
+            follower = escapes[index] if index < len(escapes) else None
+            if (
+                follower is None
+                or follower.start() != escape.end()
+                or follower.group(1) is None
+                or not 0xDC00 <= int(follower.group(1), 16) <= 0xDFFF
+            ):
+                raise _Fault(
+                    Code.RECORD_LONE_SURROGATE, escape.start(), "lone high surrogate escape"
+                )
+            index += 1  # the pair is one code point
+
+
+def _decode_string(literal: bytes) -> str:
+    if b"\\" not in literal:
+        return literal[1:-1].decode("utf-8")
+    decoded: str = json.loads(literal)
+    return decoded
+
+
+def _scan_number(data: bytes, start: int) -> int:
+    match = _NUMBER.match(data, start)
+    if match is None:  # a minus sign not followed by a digit
+        offset = start + 1
+        detail = _END_INSIDE_VALUE if offset == len(data) else _UNEXPECTED_BYTE
+        raise _Fault(Code.RECORD_JSON_SYNTAX, offset, detail)
+    literal = match.group(0)
+    if match.group(1) is None and match.group(2) is None:
+        digits = len(literal) - (literal[0] == 0x2D)
+        if digits > 16 or abs(int(literal)) > MAX_SAFE_INTEGER:  # REC-9
+            raise _Fault(
+                Code.RECORD_NUMBER_OUT_OF_RANGE, start, "integer outside -(2^53-1)..2^53-1"
+            )
+    elif math.isinf(float(literal)):  # REC-8; underflow to 0.0 is fine (REC-10)
+        raise _Fault(Code.RECORD_NUMBER_OUT_OF_RANGE, start, "number overflows a double")
+    return match.end()
+
+
+def _scan_literal(data: bytes, start: int, word: bytes) -> int:
+    end = start + len(word)
+    if data.startswith(word, start):
+        return end
+    common = 0
+    while start + common < len(data) and data[start + common] == word[common]:
+        common += 1
+    offset = start + common
+    raise _Fault(
+        Code.RECORD_JSON_SYNTAX,
+        offset,
+        _END_INSIDE_VALUE if offset == len(data) else _UNEXPECTED_BYTE,
+    )
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+_SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
+
+
+def encode_record(obj: dict[str, Any]) -> bytes:
+    """Canonical compact form of one record, LF included (REC-22); always passes parse_record.
+
+    Raises ContractError with the read-phase code the bytes would earn (APP-9), or UsageError
+    for Python values that have no JSON form (sets, bytes, non-string keys ...).
+    """
+    _check_encodable(obj)
+    try:
+        encoded = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        raise UsageError(Code.USAGE, "record holds a value with no JSON form") from None
+    if len(encoded) > MAX_RECORD_BYTES:
+        raise ContractError([Diagnostic(Code.RECORD_TOO_LARGE, detail="record exceeds 1 MiB")])
+    return encoded + b"\n"
+
+
+def _check_encodable(obj: object) -> None:
+    """Walk the value iteratively; orjson alone would write NaN as null and allow 2^64."""
+
+    def refuse(code: Code, detail: str) -> ContractError:
+        return ContractError([Diagnostic(code, detail=detail)])
+
+    if not isinstance(obj, dict):
+        raise refuse(Code.RECORD_NOT_OBJECT, "the record is not a JSON object")
+    pending: list[tuple[object, int]] = [(obj, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            if depth > MAX_DEPTH:
+                raise refuse(Code.RECORD_TOO_DEEP, "more than 128 nested containers")
+            for key, member in value.items():
+                if not isinstance(key, str):
+                    raise UsageError(Code.USAGE, "object keys must be strings")
+                if _SURROGATE_CHAR.search(key):
+                    raise refuse(Code.RECORD_LONE_SURROGATE, "key holds a lone surrogate")
+                pending.append((member, depth + 1))
+        elif isinstance(value, list):
+            if depth > MAX_DEPTH:
+                raise refuse(Code.RECORD_TOO_DEEP, "more than 128 nested containers")
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            if _SURROGATE_CHAR.search(value):
+                raise refuse(Code.RECORD_LONE_SURROGATE, "string holds a lone surrogate")
+        elif isinstance(value, bool) or value is None:
+            pass
+        elif isinstance(value, int):
+            if abs(value) > MAX_SAFE_INTEGER:
+                raise refuse(Code.RECORD_NUMBER_OUT_OF_RANGE, "integer outside -(2^53-1)..2^53-1")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise refuse(Code.RECORD_NUMBER_OUT_OF_RANGE, "number is not finite")
+        else:
+            raise UsageError(Code.USAGE, "record holds a value with no JSON form")
