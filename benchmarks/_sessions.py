@@ -19,10 +19,31 @@ from typing import Any
 import orjson
 
 HEADER_ID = "00000000-0000-4000-8000-00000000be00"
-WORDS = (
-    "session record parent branch leaf message assistant context audio capture provider "
-    "ordering removal label archive recording canonical history naïve café Grüße 東京 🎧"
-).split()
+WORDS = [
+    "session",
+    "record",
+    "parent",
+    "branch",
+    "leaf",
+    "message",
+    "assistant",
+    "context",
+    "audio",
+    "capture",
+    "provider",
+    "ordering",
+    "removal",
+    "label",
+    "archive",
+    "recording",
+    "canonical",
+    "history",
+    "naïve",
+    "café",
+    "Grüße",
+    "東京",
+    "🎧",
+]
 
 
 def cache_dir() -> Path:
@@ -57,7 +78,9 @@ def _header() -> bytes:
     )
 
 
-def conversation_records(rng: random.Random, count: int, *, branch_every: int = 0) -> Iterator[bytes]:
+def conversation_records(
+    rng: random.Random, count: int, *, branch_every: int = 0
+) -> Iterator[bytes]:
     """User/assistant/tool exchanges; every ``branch_every`` entries the chain forks back."""
     parent: str | None = None
     previous: list[str] = []
@@ -74,7 +97,12 @@ def conversation_records(rng: random.Random, count: int, *, branch_every: int = 
                 "role": "assistant",
                 "content": [
                     {"type": "thinking", "thinking": _text(rng, 20)},
-                    {"type": "toolCall", "id": f"call{i}", "name": "read", "arguments": {"path": "a.txt"}},
+                    {
+                        "type": "toolCall",
+                        "id": f"call{i}",
+                        "name": "read",
+                        "arguments": {"path": "a.txt"},
+                    },
                 ],
                 "provider": "openai",
                 "model": "gpt-realtime",

@@ -16,10 +16,10 @@ from typing import Any
 
 import orjson
 import pytest
-
-from benchmarks._sessions import audio_heavy_session, branched_session, size_from_env, text_session
 from persyk_session._store import open_session
 from persyk_session.operations import op_context
+
+from benchmarks._sessions import audio_heavy_session, branched_session, size_from_env, text_session
 
 CHUNK = 1 << 20
 
@@ -110,7 +110,10 @@ def test_open_and_index_audio_heavy(benchmark: Any, audio_dir: Path) -> None:
     assert session.valid
     # Peak RSS in a fresh process, so the benchmark harness's own memory does not count.
     out = subprocess.run(
-        [sys.executable, "-c", _PEAK_RSS, str(audio_dir)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _PEAK_RSS, str(audio_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     benchmark.extra_info["rss_after_import_MB"] = round(int(out[0]) / 1024, 1)
     benchmark.extra_info["peak_rss_MB"] = round(int(out[1]) / 1024, 1)

@@ -30,7 +30,9 @@ def _rows(config: pytest.Config) -> list[tuple[str, str, float, float | None, di
     for bench in benches:
         floor = floors.get(bench.group or "")
         ratio = bench.stats.median / floor if floor and "floor" not in bench.name else None
-        rows.append((bench.group or "", bench.name, bench.stats.median, ratio, dict(bench.extra_info)))
+        rows.append(
+            (bench.group or "", bench.name, bench.stats.median, ratio, dict(bench.extra_info))
+        )
     return rows
 
 

@@ -756,11 +756,11 @@ FIELD_CASES: dict[str, tuple[dict[str, Any], list[tuple[Code, str]]]] = {
     ),
     "recording-started-asset-of-other-recording": (
         changed(RS, (("asset", "path"), "assets/r2.wav")),
-        [(Code.ENTRY_FIELDS_INVALID, "/asset/path")],
+        [(Code.ASSET_REF_INVALID, "/asset/path")],
     ),
     "recording-started-asset-not-wav": (
         changed(RS, (("asset", "path"), "assets/r1.bin")),
-        [(Code.ENTRY_FIELDS_INVALID, "/asset/path")],
+        [(Code.ASSET_REF_INVALID, "/asset/path")],
     ),
     "recording-started-mime-type": (
         changed(RS, (("asset", "mimeType"), "audio/mpeg")),

@@ -9,12 +9,12 @@ lag behind the reply).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
 import subprocess
 import threading
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -22,12 +22,10 @@ from typing import IO, Any, Protocol
 import orjson
 
 from ._protocol import (
-    CAPABILITY_OF_OP,
     Hello,
     Implementation,
-    Internal,
+    NotJson,
     Reply,
-    Unsupported,
     check_request,
     decode_hello,
     decode_reply,
@@ -40,10 +38,10 @@ __all__ = [
     "Adapter",
     "AdapterCrashed",
     "AdapterTimedOut",
+    "Dispatch",
     "InProcessAdapter",
     "StrictModeViolation",
     "SubprocessAdapter",
-    "capabilities_of",
 ]
 
 # How long a stopped adapter gets to exit on its own before it is killed.
@@ -68,7 +66,7 @@ class Adapter(Protocol):
     @property
     def hello(self) -> Hello: ...
 
-    def start(self) -> Hello: ...
+    def start(self, timeout: float) -> Hello: ...
 
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply: ...
 
@@ -81,15 +79,7 @@ class Adapter(Protocol):
 
     def close(self) -> None: ...
 
-
-def capabilities_of(ops: Sequence[str]) -> frozenset[str]:
-    """A capability is declared when every operation it covers is present."""
-    present = set(ops)
-    return frozenset(
-        cap
-        for cap in set(CAPABILITY_OF_OP.values())
-        if all(op in present for op, c in CAPABILITY_OF_OP.items() if c == cap)
-    )
+    def kill(self) -> None: ...
 
 
 class SubprocessAdapter:
@@ -126,7 +116,10 @@ class SubprocessAdapter:
         return self._proc is not None and self._proc.poll() is None
 
     def start(self, timeout: float = 10.0) -> Hello:
-        """Start the process and shake hands; raises AdapterCrashed/AdapterTimedOut/ProtocolViolation."""
+        """Start the process and shake hands.
+
+        Raises AdapterCrashed, AdapterTimedOut or ProtocolViolation.
+        """
         self.kill()
         with self._stderr_path.open("ab") as stderr:
             try:
@@ -148,14 +141,22 @@ class SubprocessAdapter:
         ).start()
         self._seq = 0
         self._send(encode_hello())
-        self._hello = decode_hello(self._receive(timeout, "the hello reply"))
+        line = self._receive(timeout, "the hello reply")
+        try:
+            self._hello = decode_hello(line)
+        except NotJson as exc:
+            raise AdapterCrashed(str(exc)) from None
         return self._hello
 
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
         self._seq += 1
         seq = self._seq
         self._send(encode_run(seq, op, args))
-        return decode_reply(self._receive(timeout, f"the reply to {op} (seq {seq})"), seq=seq, op=op)
+        line = self._receive(timeout, f"the reply to {op} (seq {seq})")
+        try:
+            return decode_reply(line, seq=seq, op=op)
+        except NotJson as exc:
+            raise AdapterCrashed(str(exc)) from None
 
     def stderr_mark(self) -> int:
         return self._stderr_path.stat().st_size
@@ -193,10 +194,8 @@ class SubprocessAdapter:
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
-                try:
+                with contextlib.suppress(OSError):
                     pipe.close()
-                except OSError:
-                    pass
         # The group may hold children that outlive the leader; they were killed with it.
 
     def _send(self, line: bytes) -> None:
@@ -220,9 +219,13 @@ class SubprocessAdapter:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            raise AdapterTimedOut(f"no answer within {timeout:g} s while waiting for {what}") from None
+            raise AdapterTimedOut(
+                f"no answer within {timeout:g} s while waiting for {what}"
+            ) from None
         if line is None:
-            raise AdapterCrashed(self._exit_detail(f"its stdout closed while the runner waited for {what}"))
+            raise AdapterCrashed(
+                self._exit_detail(f"its stdout closed while the runner waited for {what}")
+            )
         return line
 
     def _exit_detail(self, what: str) -> str:
@@ -248,31 +251,39 @@ def _pump_lines(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
     sink.put(None)
 
 
-class InProcessAdapter:
-    """The fast path: call ``persyk_session.operations.OPERATIONS`` directly.
+Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]
 
-    No deadline can be enforced and nothing is isolated (no HOME/TMPDIR of its own); use it for
-    the reference only, where the subprocess path proves the same results.
+
+class InProcessAdapter:
+    """The fast path: call the reference's operations in this process, no subprocess.
+
+    ``dispatch(op, args)`` returns a reply body (``result`` | ``internal`` | ``unsupported``);
+    the default is ``persyk_session.adapter.dispatch``, which calls
+    ``persyk_session.operations.OPERATIONS`` exactly as the reference adapter does. No deadline
+    can be enforced and nothing is isolated (no HOME/TMPDIR of its own): use it for the
+    reference, whose subprocess path proves the same results.
     """
 
     def __init__(
         self,
-        operations: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+        dispatch: Dispatch | None = None,
         implementation: Implementation | None = None,
+        capabilities: frozenset[str] | None = None,
     ) -> None:
-        if operations is None or implementation is None:
+        if dispatch is None:
+            import persyk_session.adapter as reference
             from persyk_session import __version__
-            from persyk_session.operations import OPERATIONS
 
-            operations = OPERATIONS if operations is None else operations
-            implementation = implementation or Implementation(
-                name="persyk-session (in-process)", version=__version__, language="python"
+            dispatch = reference.dispatch
+            capabilities = frozenset(reference.capabilities())
+            implementation = Implementation(
+                name="persyk-session", version=__version__, language="python (in-process)"
             )
-        self._operations = operations
+        self._dispatch = dispatch
         self._hello = Hello(
             protocol=1,
-            implementation=implementation,
-            capabilities=capabilities_of(list(operations)),
+            implementation=implementation or Implementation("in-process", "0", "python"),
+            capabilities=capabilities if capabilities is not None else frozenset(),
         )
 
     @property
@@ -283,22 +294,14 @@ class InProcessAdapter:
     def alive(self) -> bool:
         return True
 
-    def start(self, timeout: float = 0.0) -> Hello:
+    def start(self, timeout: float) -> Hello:
         return self._hello
 
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
-        function = self._operations.get(op)
-        if function is None:
-            return Unsupported(seq=0, message=f"{op} is not implemented")
-        try:
-            value = function(dict(args))
-        except Exception as exc:  # the adapter's contract: any exception is "internal"
-            return Internal(
-                seq=0, message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
-            )
+        body = self._dispatch(op, dict(args))
         # Through the wire format and the same schema checks as a subprocess reply, so the fast
         # path cannot pass a result the protocol would reject.
-        return decode_reply(orjson.dumps({"seq": 0, "result": value}) + b"\n", seq=0, op=op)
+        return decode_reply(orjson.dumps({"seq": 0, **body}) + b"\n", seq=0, op=op)
 
     def stderr_mark(self) -> int:
         return 0
@@ -307,4 +310,7 @@ class InProcessAdapter:
         return b""
 
     def close(self) -> None:
+        pass
+
+    def kill(self) -> None:
         pass

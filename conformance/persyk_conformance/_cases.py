@@ -97,7 +97,9 @@ def load_case(directory: Traversable, group: str) -> Case:
             + "\n  ".join(problems)
         )
     if not directory.name.startswith(manifest["id"] + "-"):
-        raise CaseError(f"{group}/{directory.name}: directory name must start with {manifest['id']}-")
+        raise CaseError(
+            f"{group}/{directory.name}: directory name must start with {manifest['id']}-"
+        )
     if manifest["kind"] != group:
         raise CaseError(f"{group}/{directory.name}: a {manifest['kind']} case in the {group} group")
     steps = tuple(
@@ -137,7 +139,9 @@ def load_cases(root: Traversable | None = None) -> list[Case]:
     seen: dict[str, str] = {}
     for case in cases:
         if case.id in seen:
-            raise CaseError(f"case id {case.id} is used twice: {seen[case.id]} and {case.directory.name}")
+            raise CaseError(
+                f"case id {case.id} is used twice: {seen[case.id]} and {case.directory.name}"
+            )
         seen[case.id] = case.directory.name
     cases.sort(key=lambda c: (CASE_GROUPS.index(c.group), _id_number(c.id)))
     return cases

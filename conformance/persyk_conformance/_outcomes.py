@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class CaseResult:
             outcome = Outcome.XFAIL
         elif outcome is Outcome.PASS:
             outcome = Outcome.XPASS
-        return _replace(self, outcome=outcome, expected_failure=reason)
+        return replace(self, outcome=outcome, expected_failure=reason)
 
     def to_json(self) -> dict[str, Any]:
         details: dict[str, Any] = {}
@@ -120,12 +120,6 @@ class CaseResult:
         return text
 
 
-def _replace(result: CaseResult, **changes: Any) -> CaseResult:
-    from dataclasses import replace
-
-    return replace(result, **changes)
-
-
 @dataclass(frozen=True, slots=True)
 class RunRecord:
     """Everything a report needs about one run."""
@@ -165,7 +159,9 @@ def load_expected_failures(path: Path, known_ids: Iterable[str]) -> dict[str, st
     return parse_expected_failures(text, known_ids, source=str(path))
 
 
-def parse_expected_failures(text: str, known_ids: Iterable[str], source: str = "<text>") -> dict[str, str]:
+def parse_expected_failures(
+    text: str, known_ids: Iterable[str], source: str = "<text>"
+) -> dict[str, str]:
     """``{"R-017": "reason", ...}`` as JSON, or the line format ``R-017: reason`` (``#`` comments).
 
     Every entry needs a non-empty reason, and every id must be a case of the suite: a stale
@@ -196,7 +192,7 @@ def parse_expected_failures(text: str, known_ids: Iterable[str], source: str = "
     known = set(known_ids)
     for case_id, reason in entries.items():
         if not isinstance(reason, str) or not reason.strip():
-            problems.append(f"{case_id}: every expected failure needs a reason (a non-empty string)")
+            problems.append(f"{case_id}: an expected failure needs a reason (non-empty string)")
         if case_id not in known:
             problems.append(f"{case_id}: no such case in this suite")
     if problems:

@@ -29,6 +29,7 @@ __all__ = [
     "Hello",
     "Implementation",
     "Internal",
+    "NotJson",
     "ProtocolViolation",
     "Reply",
     "Result",
@@ -70,6 +71,10 @@ PATH_ARGS: frozenset[str] = frozenset({"session", "recordsFile"})
 
 class ProtocolViolation(Exception):
     """The adapter sent a message that breaks the protocol (outcome: error)."""
+
+
+class NotJson(ValueError):
+    """The adapter wrote a non-JSON line: its stdout is not protocol-only (outcome: crash)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +147,7 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @cache
 def _schemas() -> _Schemas:
-    def compile_(schema: Mapping[str, Any]) -> jsonschema_rs.Validator:
+    def compile_(schema: dict[str, Any]) -> jsonschema_rs.Validator:
         return jsonschema_rs.Draft202012Validator(schema)
 
     results = load_schema("results.json")
@@ -198,15 +203,15 @@ def check_request(line: bytes) -> list[str]:
 
 
 def _parse(line: bytes) -> Any:
-    """A line as JSON; a non-JSON line is a crash-class fault, raised as ValueError."""
+    """A line as JSON; a non-JSON line is a crash-class fault (NotJson)."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"the adapter wrote a line that is not JSON: {_preview(line)}") from exc
+        raise NotJson(f"the adapter wrote a line that is not JSON: {_preview(line)}") from exc
 
 
 def decode_hello(line: bytes) -> Hello:
-    """Decode the hello reply. ValueError: not JSON; ProtocolViolation: not a valid reply."""
+    """Decode the hello reply. NotJson: not JSON; ProtocolViolation: not a valid reply."""
     message = _parse(line)
     problems = schema_problems(_schemas().hello_response, message)
     if problems:
@@ -241,7 +246,9 @@ def decode_reply(line: bytes, *, seq: int, op: str) -> Reply:
             "the reply does not match run.response.json: " + "; ".join(problems)
         )
     if message["seq"] != seq:
-        raise ProtocolViolation(f"the reply carries seq {message['seq']}; the request had seq {seq}")
+        raise ProtocolViolation(
+            f"the reply carries seq {message['seq']}; the request had seq {seq}"
+        )
     if "internal" in message:
         internal = message["internal"]
         return Internal(seq=seq, message=internal["message"], traceback=internal.get("traceback"))

@@ -14,6 +14,7 @@ elsewhere on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -108,15 +109,14 @@ class Sandbox:
 
 
 def remove_tree(path: Path) -> None:
-    def make_writable_and_retry(func: Any, target: str, _exc: BaseException) -> None:
-        # A case may leave read-only files or directories; the sandbox is ours to clean.
-        os.chmod(target, stat.S_IRWXU)
-        func(target)
-
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.exists():
-        shutil.rmtree(path, onexc=make_writable_and_retry)
+        # A case may leave read-only directories behind; the sandbox is ours to clean.
+        for dirpath, _dirnames, _filenames in os.walk(path):
+            with contextlib.suppress(OSError):
+                os.chmod(dirpath, stat.S_IRWXU)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def copy_traversable(source: Traversable, target: Path) -> None:
@@ -222,4 +222,5 @@ def _first_difference(expected: bytes, actual: bytes) -> str:
     for offset, (a, b) in enumerate(zip(expected, actual, strict=False)):
         if a != b:
             return f" (first difference at byte {offset})"
-    return f" (one is a prefix of the other; first difference at byte {min(len(expected), len(actual))})"
+    shorter = min(len(expected), len(actual))
+    return f" (one is a prefix of the other; they differ from byte {shorter})"

@@ -46,19 +46,22 @@ float), and any depth up to its own limit of 1024.
   orjson always writes floats with a ``.`` or an exponent. Compact writers (orjson, JavaScript's
   ``JSON.stringify``) mostly produce exactly these bytes; JavaScript differs in float spelling
   (``0.000005`` against orjson's ``5e-6``). For those records the comparison is repeated with
-  the bytes ``0-9 . e E + -`` deleted from both texts: those bytes are never ``"``, ``\\``,
-  structural characters or escape letters, so the deletion keeps every string literal's
-  boundaries and every structural byte outside strings; equal images then mean the same count
-  of object members, and a duplicate key would have made ``dumps`` drop at least one member.
-  What that comparison cannot see is integer spelling, so it is taken only when the record has
-  no run of 16 digits (2^53 has 16 digits). Anything else (whitespace between tokens, escapes
-  such as ``\\u00e9`` or ``\\/``, long digit runs) goes to the slow path: the standard ``json``
-  module with hooks that detect duplicate keys and out-of-range integer literals.
-* Depth: a record with at most 128 opening brackets cannot nest deeper than 128. Otherwise the
-  string literals are cut out (one C-speed regex substitution) and the running depth is summed
-  in C over the remaining brackets. orjson has already parsed the record at that point, so
-  the lexical view is exact; its own limit of 1024 never decides a code (when it trips, the
-  record goes to the scanner below, which counts depth itself).
+  the bytes ``0-9 . e E -`` deleted from both texts. None of them is ``"``, ``\\``, a
+  structural byte or an escape letter, so the deletion keeps every string literal's
+  boundaries and every structural byte outside strings: equal images mean the same count of
+  object members, and a duplicate key would have made ``dumps`` drop at least one member.
+  ``+`` is kept on purpose: an integer literal beyond 64 bits (which orjson turns into a float
+  of magnitude >= 2^63) comes back from ``dumps`` as ``...e+18`` or larger, with a ``+`` the
+  literal never had, so the images differ; integers within 64 bits are range-checked by
+  ``OPT_STRICT_INTEGER``. Anything else (whitespace between tokens, escapes such as
+  ``\\u00e9`` or ``\\/``, ``1E5``) goes to the slow path: the standard ``json`` module with
+  hooks that detect duplicate keys and out-of-range integer literals.
+* Depth: a record shorter than 258 bytes, or with at most 128 opening brackets, cannot nest
+  deeper than 128. Otherwise, and for every record over 16 KiB (where counting bytes costs
+  more than walking the few containers of a string-heavy record), the parsed value is walked
+  level by level (iteratively). orjson's own limit of 1024 never decides a code: when it
+  trips, the record goes to the scanner below, which counts depth itself and stops at
+  container 129.
 * Every rejection, and every suspicion raised by the checks above, is classified by
   :func:`_scan`: an iterative (never recursive) RFC 8259 scanner that finds the first parse
   fault in byte order, with its column. It runs only on bad or unusual records. A recursive
@@ -72,7 +75,6 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any, Final
 
 import orjson
@@ -100,6 +102,11 @@ MAX_DEPTH: Final = 128
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 _BOM: Final = b"\xef\xbb\xbf"
+# Valid JSON nesting 129 containers holds at least 129 opening and 129 closing brackets.
+_SHORTEST_TOO_DEEP: Final = 2 * (MAX_DEPTH + 1)
+# Above this size a record is walked for depth without counting brackets first: large records
+# are mostly long strings (tool output, code), where two byte counts cost more than the walk.
+_WALK_WITHOUT_COUNTING: Final = 16_384
 
 # Fixed texts (diagnostics never quote the input).
 _END_INSIDE_VALUE: Final = "record ends inside a JSON value"
@@ -158,7 +165,14 @@ def parse_record(data: bytes, *, line: int) -> dict[str, Any]:
         else:
             if data[-1] == 0x0D:  # REC-14: orjson takes a trailing CR for whitespace
                 _check_line(data)
-            if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _deeper_than_limit(data):
+            if (
+                len(data) >= _SHORTEST_TOO_DEEP
+                and (
+                    len(data) > _WALK_WITHOUT_COUNTING
+                    or data.count(b"[") + data.count(b"{") > MAX_DEPTH
+                )
+                and _deeper_than_limit(value)
+            ):
                 _scan(data)  # raises TOO_DEEP, or an earlier duplicate key / number fault
                 raise AssertionError("scanner missed a depth fault")
             try:
@@ -167,6 +181,20 @@ def parse_record(data: bytes, *, line: int) -> dict[str, Any]:
                 canonical = b""  # an integer beyond 2^53: take the slow path
             if canonical != data and not _same_members(canonical, data):
                 value = _parse_slow_valid(data)
+        if type(value) is not dict:
+            raise _Fault(Code.RECORD_NOT_OBJECT, 0, "the record is not a JSON object")
+    except _Fault as fault:
+        column = None if fault.offset is None else fault.offset + 1
+        raise ContractError(
+            [Diagnostic(fault.code, line=line, column=column, detail=fault.detail)]
+        ) from None
+    return value
+
+
+def _parse_record_reference(data: bytes, *, line: int) -> dict[str, Any]:
+    """The slow path alone, with parse_record's contract: the oracle of the differential tests."""
+    try:
+        value = _classify_rejected(data)
         if type(value) is not dict:
             raise _Fault(Code.RECORD_NOT_OBJECT, 0, "the record is not a JSON object")
     except _Fault as fault:
@@ -198,7 +226,10 @@ def _check_utf8(data: bytes) -> str:
 
 
 def _classify_rejected(data: bytes) -> Any:
-    """orjson refused the record: name the fault by the order in the module docstring."""
+    """orjson refused the record: name the fault by the order in the module docstring.
+
+    Also a complete strict parser on its own (the scanner checks every REC rule).
+    """
     _check_line(data)
     text = _check_utf8(data)
     _scan(data)
@@ -238,34 +269,36 @@ def _exact_int(literal: str) -> int:
 
 # --- fast-path helpers -------------------------------------------------------------------------
 
-# Bytes a number can be spelled with; none is `"`, `\`, a structural byte or an escape letter.
-_NUMBER_BYTES: Final = b"0123456789.eE+-"
-_DIGIT_RUN_TABLE: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_SIXTEEN_DIGITS: Final = b"0" * 16
+# Bytes a number can be spelled with, except `+` (see the module docstring); none of them is
+# `"`, `\`, a structural byte or an escape letter.
+_NUMBER_BYTES_BUT_PLUS: Final = b"0123456789.eE-"
 
 
 def _same_members(canonical: bytes, data: bytes) -> bool:
     """True if ``data`` differs from orjson's rendering of its value only in number spelling."""
-    if not canonical or _SIXTEEN_DIGITS in data.translate(_DIGIT_RUN_TABLE):
-        return False
-    return canonical.translate(None, _NUMBER_BYTES) == data.translate(None, _NUMBER_BYTES)
+    return bool(canonical) and (
+        canonical.translate(None, _NUMBER_BYTES_BUT_PLUS)
+        == data.translate(None, _NUMBER_BYTES_BUT_PLUS)
+    )
 
 
-# A complete string literal, or an unterminated one running to the end of the record.
-_STRING_LITERAL: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-_BRACKET_STEPS: Final = bytes(
-    0x01 if b in b"[{" else 0xFF if b in b"]}" else 0x00 for b in range(256)
-)
-_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+def _deeper_than_limit(value: Any) -> bool:
+    """REC-12 on a value orjson parsed: walk containers level by level, never recursing.
 
-
-def _deeper_than_limit(data: bytes) -> bool:
-    """REC-12 on a record orjson accepted: the running count of open containers exceeds 128."""
-    outside_strings = _STRING_LITERAL.sub(b"", data)
-    if outside_strings.count(b"[") + outside_strings.count(b"{") <= MAX_DEPTH:
-        return False
-    steps = memoryview(outside_strings.translate(_BRACKET_STEPS, _NOT_BRACKETS)).cast("b")
-    return max(accumulate(steps)) > MAX_DEPTH
+    Cost follows the number of values, not bytes: records with many brackets are mostly ones
+    with code or JSON inside long strings, where a walk over a handful of containers is far
+    cheaper than any lexical pass over the bytes.
+    """
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):  # `level` holds the containers at depth 1, 2, ... 128
+        deeper: list[Any] = []
+        for container in level:
+            members = container.values() if type(container) is dict else container
+            deeper += [item for item in members if type(item) is dict or type(item) is list]
+        if not deeper:
+            return False
+        level = deeper
+    return True
 
 
 # --- the strict scanner ------------------------------------------------------------------------

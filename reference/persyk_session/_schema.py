@@ -403,11 +403,12 @@ def _recording_started_faults(entry: dict[str, Any]) -> Iterator[Located]:
     if not isinstance(asset, dict):
         return
     recording_id, path = entry.get("recordingId"), asset.get("path")
-    # ENT-15: one capture period owns exactly one asset, named after the recording.
+    # ENT-15: one capture period owns exactly one asset, named after the recording. The fault
+    # sits inside the asset reference, so ENV-7 gives it the asset's code.
     expected = f"assets/{recording_id}.wav"
     if isinstance(recording_id, str) and isinstance(path, str) and path != expected:
         yield (
-            Code.ENTRY_FIELDS_INVALID,
+            Code.ASSET_REF_INVALID,
             ("asset", "path"),
             "recording asset path must be assets/<recordingId>.wav",
         )

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TextIO
 
 import orjson
 
+from . import _cli_write as write
 from ._errors import Code, UsageError
 from .operations import op_context, op_info, op_validate
 
@@ -112,6 +113,19 @@ def cmd_info(args: argparse.Namespace) -> int:
     return _result_status(result)
 
 
+# --- adapter -----------------------------------------------------------------------------------
+
+
+def _args_adapter(parser: argparse.ArgumentParser) -> None:
+    parser.set_defaults()  # no options: the protocol is the whole interface (docs/protocol.md)
+
+
+def cmd_adapter(args: argparse.Namespace) -> int:
+    from .adapter import serve  # imported here: only the adapter needs it
+
+    return serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
 # --- registration ------------------------------------------------------------------------------
 
 
@@ -127,6 +141,13 @@ COMMANDS: list[Command] = [
     Command("validate", "check a session against the v1 contract", _args_validate, cmd_validate),
     Command("context", "the effective history of a leaf", _args_context, cmd_context),
     Command("info", "header, name, labels, counts and default leaf", _args_info, cmd_info),
+    # The write side (_cli_write.py): append, recover and paged-read capabilities.
+    Command("create", "create a session (exclusive)", write.args_create, write.cmd_create),
+    Command("append", "append a batch of JSONL records", write.args_append, write.cmd_append),
+    Command("remove", "append a message.removed entry", write.args_remove, write.cmd_remove),
+    Command("recover", "repair an unterminated last line", write.args_recover, write.cmd_recover),
+    Command("read", "one page of entries", write.args_read, write.cmd_read),
+    Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]
 
 

@@ -22,6 +22,7 @@ from ._context import (
 )
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._store import OpenSession, open_session
+from ._write_ops import op_append, op_create, op_read, op_recover, op_remove
 
 __all__ = [
     "OPERATIONS",
@@ -138,4 +139,10 @@ OPERATIONS: dict[str, Operation] = {
     "validate": op_validate,
     "context": op_context,
     "info": op_info,
+    # append, recover and paged-read capabilities (_write_ops.py)
+    "create": op_create,
+    "append": op_append,
+    "remove": op_remove,
+    "recover": op_recover,
+    "read": op_read,
 }

@@ -1,0 +1,316 @@
+"""Write-path harness checks: procedures no static fixture can express.
+
+* ``HW-001`` torn tails (RCV-4..RCV-7, RCV-12..RCV-14): a valid session is cut at *every* byte
+  offset within its last three records; each cut is recovered through the adapter, and the
+  result must be exactly the records wholly before the cut (or, when only the LF is missing,
+  that record too), the preserved fragment must hold the cut-off bytes, the session must be
+  valid, and a further append must succeed.
+* ``HW-002`` concurrent writers (APP-5, APP-10, APP-11): four adapter processes append 200
+  records each, one per append, every writer on its own branch with its continuation leaf;
+  every acknowledged record must be on disk exactly once, each writer's records in its own
+  order, and the file valid.
+* ``HW-003`` paged read walk (CTX-24): following ``nextCursor`` from the first page yields every
+  entry once, in file order, for several page sizes.
+
+Entry point: :func:`run_write_harness` ``(client_factory, workdir) -> list[HarnessResult]``.
+``client_factory()`` returns a *new*, not yet started adapter (the runner's ``Adapter``
+protocol: ``start``, ``run``, ``close``, ``kill``); for HW-002 each writer gets its own, so a
+subprocess adapter gives four processes. Checks whose capabilities the adapter does not declare
+are reported as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._adapters import Adapter
+from ._protocol import Result
+
+__all__ = ["WRITE_HARNESS_IDS", "HarnessResult", "run_write_harness"]
+
+TS = "2026-01-01T00:00:00.000Z"
+MS = 1767225600000
+STEP_TIMEOUT = 30.0
+WRITERS = 4
+RECORDS_PER_WRITER = 200
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessResult:
+    """One check's verdict; ``problems`` lists every failed expectation (empty = passed)."""
+
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    passed: bool
+    problems: tuple[str, ...] = ()
+    skipped: str | None = None
+
+
+class _Failed(Exception):
+    pass
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _user(entry_id: str, parent: str | None, text: str) -> dict[str, Any]:
+    return {
+        "type": "message", "id": entry_id, "parentId": parent, "timestamp": TS,
+        "message": {"role": "user", "content": [{"type": "text", "text": text}],
+                    "timestamp": MS},
+    }
+
+
+def _call(adapter: Adapter, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    reply = adapter.run(op, args, STEP_TIMEOUT)
+    if not isinstance(reply, Result):
+        raise _Failed(f"{op}: the adapter did not return a result ({type(reply).__name__})")
+    return dict(reply.value)
+
+
+@dataclass(slots=True)
+class _Problems:
+    items: list[str] = field(default_factory=list)
+
+    def check(self, condition: bool, text: str) -> None:
+        if not condition and len(self.items) < 50:
+            self.items.append(text)
+
+
+# --- HW-001: torn tails -------------------------------------------------------------------------
+
+HEADER = {"type": "session", "version": 1, "id": "harness-write", "timestamp": TS}
+TAIL_RECORDS = [
+    _user("m0", None, "first"),
+    _user("m1", "m0", "second"),
+    # Multi-byte characters and escapes: cuts land inside UTF-8 sequences and \u escapes.
+    _user("m2", "m1", "Grüße 東京 🎧 \\ \"quoted\" \u2028"),
+    {"type": "custom", "id": "c3", "parentId": "m2", "timestamp": TS, "customType": "x",
+     "data": {"list": [1, -2.5e-3, True, None], "nested": {"k": "v"}}},
+]
+
+
+def _torn_tails(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
+    lines = [_line(HEADER), *(_line(r) for r in TAIL_RECORDS)]
+    data = b"".join(lines)
+    ends = []  # file offset after each line's LF
+    total = 0
+    for line in lines:
+        total += len(line)
+        ends.append(total)
+    first_cut = ends[-4]  # the last three records
+    problems = _Problems()
+    adapter = factory()
+    adapter.start(STEP_TIMEOUT)
+    try:
+        for cut in range(first_cut, len(data)):
+            _check_cut(adapter, workdir / f"cut-{cut}", data, ends, cut, problems)
+    finally:
+        adapter.close()
+    return problems.items
+
+
+def _check_cut(
+    adapter: Adapter, case: Path, data: bytes, ends: Sequence[int], cut: int, problems: _Problems
+) -> None:
+    session = case / "session"
+    session.mkdir(parents=True)
+    file = session / "session.jsonl"
+    file.write_bytes(data[:cut])
+    kept = max(end for end in ends if end <= cut)  # bytes of the records wholly before the cut
+    fragment = data[kept:cut]
+    where = f"cut at byte {cut}"
+    result = _call(adapter, "recover", {"session": str(session)})
+    if not fragment:
+        problems.check(result.get("action") == "none",
+                       f"{where}: expected action none, got {result}")
+        expected = data[:kept]
+    elif cut + 1 in ends:  # only the LF is missing: the record is complete
+        problems.check(result.get("action") == "newline-added",
+                       f"{where}: expected newline-added, got {result}")
+        expected = data[: cut + 1]
+    else:
+        problems.check(result.get("action") == "truncated",
+                       f"{where}: expected truncated, got {result}")
+        preserved = result.get("preserved")
+        if isinstance(preserved, str):
+            kept_file = session / preserved
+            problems.check(kept_file.is_file() and kept_file.read_bytes() == fragment,
+                           f"{where}: the preserved file does not hold the fragment's bytes")
+        else:
+            problems.check(False, f"{where}: no preserved path in {result}")
+        expected = data[:kept]
+    problems.check(file.read_bytes() == expected,
+                   f"{where}: the file is not exactly the complete prefix")
+    valid = _call(adapter, "validate", {"session": str(session)})
+    problems.check(valid.get("valid") is True, f"{where}: not valid after recovery: {valid}")
+    again = _call(adapter, "recover", {"session": str(session)})
+    problems.check(again.get("action") == "none", f"{where}: recovery not idempotent: {again}")
+    extra = _user("after", None, "appended after recovery")
+    appended = _call(adapter, "append", {"session": str(session), "records": [extra]})
+    problems.check(appended.get("committed") == ["after"],
+                   f"{where}: append after recovery failed: {appended}")
+    shutil.rmtree(case, ignore_errors=True)
+
+
+# --- HW-002: concurrent writers -----------------------------------------------------------------
+
+
+def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
+    session = workdir / "concurrent" / "session"
+    session.mkdir(parents=True)
+    root = _user("root", None, "shared root")
+    (session / "session.jsonl").write_bytes(_line(HEADER) + _line(root))
+    acknowledged: dict[int, list[str]] = {w: [] for w in range(WRITERS)}
+    errors: list[str] = []
+    adapters = [factory() for _ in range(WRITERS)]
+    for adapter in adapters:
+        adapter.start(STEP_TIMEOUT)
+    start = threading.Barrier(WRITERS)
+
+    def write(writer: int) -> None:
+        adapter = adapters[writer]
+        leaf = "root"
+        start.wait()
+        try:
+            for n in range(RECORDS_PER_WRITER):
+                entry_id = f"w{writer}-{n}"
+                result = _call(adapter, "append", {
+                    "session": str(session), "records": [_user(entry_id, leaf, f"{writer}/{n}")],
+                    "leaf": leaf,
+                })
+                if "error" in result:
+                    errors.append(f"writer {writer}, record {n}: {result['error']}")
+                    return
+                acknowledged[writer].extend(result.get("committed", []))
+                leaf = entry_id
+        except Exception as exc:  # a crash or timeout of this writer's adapter
+            errors.append(f"writer {writer}: {exc}")
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for adapter in adapters:
+        adapter.close()
+    return errors + _check_concurrent_file(session / "session.jsonl", acknowledged)
+
+
+def _check_concurrent_file(file: Path, acknowledged: Mapping[int, list[str]]) -> list[str]:
+    problems = _Problems()
+    raw = file.read_bytes()
+    problems.check(raw.endswith(b"\n"), "the file does not end with LF")
+    records = []
+    for number, line in enumerate(raw.split(b"\n")[:-1], start=1):
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            problems.check(False, f"line {number} is not JSON: writes were interleaved")
+    ids = [r.get("id") for r in records[1:] if isinstance(r, dict)]
+    problems.check(len(ids) == len(set(ids)), "an entry appears more than once")
+    on_disk = set(ids)
+    for writer, acked in acknowledged.items():
+        problems.check(len(acked) == RECORDS_PER_WRITER,
+                       f"writer {writer}: {len(acked)} of {RECORDS_PER_WRITER} acknowledged")
+        missing = [i for i in acked if i not in on_disk]
+        problems.check(not missing, f"writer {writer}: {len(missing)} acknowledged records lost")
+        mine = [i for i in ids if isinstance(i, str) and i.startswith(f"w{writer}-")]
+        problems.check(mine == acked, f"writer {writer}: records out of order on disk")
+    by_id = {r.get("id"): r for r in records[1:] if isinstance(r, dict)}
+    for writer in acknowledged:
+        parent = "root"
+        for n in range(RECORDS_PER_WRITER):
+            entry = by_id.get(f"w{writer}-{n}")
+            if entry is None:
+                break
+            problems.check(entry.get("parentId") == parent,
+                           f"writer {writer}: record {n} was rebased onto another parent")
+            parent = f"w{writer}-{n}"
+    return problems.items
+
+
+# --- HW-003: cursor walk ------------------------------------------------------------------------
+
+
+def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
+    session = workdir / "pages" / "session"
+    session.mkdir(parents=True)
+    records = [_user(f"p{i}", f"p{i - 1}" if i else None, f"page entry {i}") for i in range(23)]
+    (session / "session.jsonl").write_bytes(_line(HEADER) + b"".join(_line(r) for r in records))
+    expected = [r["id"] for r in records]
+    problems = _Problems()
+    adapter = factory()
+    adapter.start(STEP_TIMEOUT)
+    try:
+        for size in (1, 2, 5, 22, 23, 24, 1000):
+            seen: list[str] = []
+            cursor: str | None = None
+            for _ in range(len(records) + 2):
+                args: dict[str, Any] = {"session": str(session), "pageSize": size}
+                if cursor is not None:
+                    args["cursor"] = cursor
+                page = _call(adapter, "read", args)
+                entries = page.get("entries", [])
+                problems.check(len(entries) <= size, f"pageSize {size}: a page is too long")
+                seen.extend(e.get("id") for e in entries)
+                cursor = page.get("nextCursor")
+                if cursor is None:
+                    break
+            problems.check(seen == expected, f"pageSize {size}: the pages do not cover the file")
+    finally:
+        adapter.close()
+    return problems.items
+
+
+# --- running -------------------------------------------------------------------------------------
+
+_CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
+                     Callable[[Callable[[], Adapter], Path], list[str]]], ...] = (
+    ("HW-001", "recovery at every byte offset of the last three records",
+     ("RCV-4", "RCV-5", "RCV-6", "RCV-7", "RCV-12", "RCV-13", "RCV-14"),
+     ("read", "append", "recover"), _torn_tails),
+    ("HW-002", "four concurrent writers: nothing lost, duplicated or interleaved",
+     ("APP-5", "APP-10", "APP-11", "APP-15", "APP-17"), ("read", "append"), _concurrent_writers),
+    ("HW-003", "following nextCursor covers every entry once, in order",
+     ("CTX-24",), ("read", "paged-read"), _cursor_walk),
+)
+WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)
+
+
+def run_write_harness(
+    client_factory: Callable[[], Adapter],
+    workdir: Path,
+    capabilities: frozenset[str] | None = None,
+    only: Collection[str] | None = None,
+) -> list[HarnessResult]:
+    """Run the write harness checks in fresh directories under ``workdir``.
+
+    ``capabilities`` (the adapter's hello) decides which checks apply; None runs them all.
+    ``only`` restricts the run to those check ids.
+    """
+    results: list[HarnessResult] = []
+    for check_id, title, rules, needs, run in _CHECKS:
+        if only is not None and check_id not in only:
+            continue
+        missing = set(needs) - capabilities if capabilities is not None else set()
+        if missing:
+            results.append(HarnessResult(check_id, title, rules, True, (),
+                                         f"the adapter lacks {', '.join(sorted(missing))}"))
+            continue
+        directory = workdir / check_id
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            problems = run(client_factory, directory)
+        except Exception as exc:  # a crashed or hung adapter fails the check, not the run
+            problems = [f"the check could not run: {exc}"]
+        results.append(HarnessResult(check_id, title, rules, not problems, tuple(problems)))
+    return results

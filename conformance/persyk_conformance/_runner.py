@@ -1,0 +1,300 @@
+"""Run cases against an adapter: one fresh workspace per case, one verdict per case.
+
+A crash or a hang costs one case, never the run: the adapter is killed (its whole process
+group) and started again for the next case. Checks made on every case, whatever it expects:
+
+* read-only operations (validate, context, info, read) leave the workspace byte-identical (CTX-19);
+* nothing appears in the adapter's HOME, TMPDIR or beside the workspace;
+* for harness cases, no planted canary appears in a diagnostic or on stderr (DIAG-1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
+from ._cases import Case
+from ._match import match
+from ._outcomes import CaseResult, Outcome
+from ._protocol import (
+    CAPABILITY_OF_OP,
+    READ_ONLY_OPS,
+    Internal,
+    ProtocolViolation,
+    Result,
+    Unsupported,
+)
+from ._workspace import (
+    Sandbox,
+    absolutize,
+    check_files,
+    copy_traversable,
+    diff_snapshots,
+    snapshot,
+)
+
+__all__ = ["Planned", "RunOptions", "Runner"]
+
+# After this many failed starts in a row the adapter is not tried again: the remaining cases
+# are reported as errors instead of each paying for another failed start.
+MAX_START_FAILURES = 3
+# The stderr read per case for the canary check; the report keeps only a tail of it.
+STDERR_SCAN_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A case to run, and the canaries planted in it (token -> where it was planted)."""
+
+    case: Case
+    canaries: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    timeout: float = 10.0
+    startup_timeout: float = 20.0
+    stderr_tail: int = 8192
+
+
+@dataclass(slots=True)
+class _Verdict:
+    """The state of one case while it runs; frozen into a CaseResult at the end."""
+
+    outcome: Outcome = Outcome.PASS
+    reason: str | None = None
+    step: int | None = None
+    op: str | None = None
+    mismatches: list[str] = field(default_factory=list)
+
+    def set(
+        self, outcome: Outcome, reason: str, step: int | None = None, op: str | None = None
+    ) -> None:
+        self.outcome, self.reason, self.step, self.op = outcome, reason, step, op
+
+    def add_failure(self, reason: str, problems: Iterable[str]) -> None:
+        """A check failed; keep an earlier, graver outcome (fail, error, crash, timeout)."""
+        if self.outcome in (Outcome.PASS, Outcome.UNSUPPORTED, Outcome.SKIP):
+            self.outcome, self.reason, self.step, self.op = Outcome.FAIL, reason, None, None
+        self.mismatches.extend(problems)
+
+
+class Runner:
+    def __init__(
+        self, adapter: Adapter, sandbox: Sandbox, options: RunOptions | None = None
+    ) -> None:
+        self.adapter = adapter
+        self.sandbox = sandbox
+        self.options = options or RunOptions()
+        self._started = False
+        self._start_failures = 0
+
+    def start(self) -> None:
+        """Start the adapter now (otherwise the first case does), raising on failure."""
+        self.adapter.start(self.options.startup_timeout)
+        self._started = True
+
+    def run(
+        self,
+        plan: Sequence[Planned],
+        expected_failures: Mapping[str, str] | None = None,
+        progress: Callable[[int, int, CaseResult], None] | None = None,
+    ) -> list[CaseResult]:
+        expected = expected_failures or {}
+        results: list[CaseResult] = []
+        for index, planned in enumerate(plan, start=1):
+            result = self.run_case(planned).with_expectation(expected.get(planned.case.id))
+            results.append(result)
+            if progress is not None:
+                progress(index, len(plan), result)
+        return results
+
+    def close(self) -> None:
+        self.adapter.close()
+
+    def run_case(self, planned: Planned) -> CaseResult:
+        case = planned.case
+        began = time.perf_counter()
+        verdict = _Verdict()
+        stderr = ""
+        if self._start_failures >= MAX_START_FAILURES:
+            verdict.set(
+                Outcome.ERROR,
+                f"not run: the adapter failed to start {MAX_START_FAILURES} times in a row",
+            )
+        elif self._ensure_started(verdict):
+            stderr = self._run_started(planned, verdict)
+        return CaseResult(
+            id=case.id,
+            title=case.title,
+            kind=case.kind,
+            rules=tuple(case.rules),
+            requires=tuple(case.requires),
+            outcome=verdict.outcome,
+            duration_ms=(time.perf_counter() - began) * 1000,
+            reason=verdict.reason,
+            step=verdict.step,
+            op=verdict.op,
+            mismatches=tuple(verdict.mismatches),
+            stderr=stderr,
+        )
+
+    def _ensure_started(self, verdict: _Verdict) -> bool:
+        if self._started and self.adapter.alive:
+            return True
+        mark = self.adapter.stderr_mark()
+        try:
+            self.adapter.start(self.options.startup_timeout)
+        except AdapterCrashed as exc:
+            verdict.set(Outcome.CRASH, f"at start: {exc}")
+        except AdapterTimedOut as exc:
+            verdict.set(Outcome.TIMEOUT, f"at start: {exc}")
+        except (ProtocolViolation, StrictModeViolation) as exc:
+            verdict.set(Outcome.ERROR, f"at start: {exc}")
+        else:
+            self._started = True
+            self._start_failures = 0
+            return True
+        self._start_failures += 1
+        self._kill()
+        tail = self._stderr(mark)
+        if tail:
+            verdict.mismatches.append(f"adapter stderr: {tail[-400:]}")
+        return False
+
+    def _run_started(self, planned: Planned, verdict: _Verdict) -> str:
+        case = planned.case
+        capabilities = self.adapter.hello.capabilities
+        missing = sorted(set(case.requires) - capabilities)
+        if missing:
+            verdict.set(
+                Outcome.UNSUPPORTED,
+                f"requires {', '.join(missing)}; the adapter declares "
+                f"{', '.join(sorted(capabilities)) or 'nothing'}",
+            )
+            return ""
+        unknown_ops = sorted({s.op for s in case.steps} - CAPABILITY_OF_OP.keys())
+        if unknown_ops:
+            verdict.set(Outcome.SKIP, f"operation {', '.join(unknown_ops)} is not in protocol 1")
+            return ""
+        workspace = self.sandbox.new_workspace(case.id)
+        mark = self.adapter.stderr_mark()
+        outside_before = self.sandbox.outside_state()
+        try:
+            _materialize(case, workspace)
+            self._run_steps(planned, workspace, verdict)
+            self._check_outside(workspace, outside_before, verdict)
+        finally:
+            scanned = self.adapter.stderr_since(mark, STDERR_SCAN_LIMIT).decode("utf-8", "replace")
+            self.sandbox.reset_outside()
+        leaked = _leaks(planned.canaries, scanned)
+        if leaked:
+            verdict.add_failure(
+                "a planted canary appeared in the adapter's stderr",
+                [f"stderr contains the canary planted in {where}" for where in leaked],
+            )
+        return scanned[-self.options.stderr_tail :]
+
+    def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
+        case = planned.case
+        for number, step in enumerate(case.steps, start=1):
+            args = absolutize(step.args, workspace)
+            before = snapshot(workspace)
+            try:
+                reply = self.adapter.run(step.op, args, self.options.timeout)
+            except AdapterCrashed as exc:
+                verdict.set(Outcome.CRASH, str(exc), number, step.op)
+                self._kill()
+                return
+            except AdapterTimedOut as exc:
+                verdict.set(Outcome.TIMEOUT, f"{exc}; the adapter was killed", number, step.op)
+                self._kill()
+                return
+            except ProtocolViolation as exc:
+                # The conversation can no longer be trusted to be in step: start afresh.
+                verdict.set(Outcome.ERROR, f"protocol violation: {exc}", number, step.op)
+                self._kill()
+                return
+            except StrictModeViolation as exc:
+                verdict.set(Outcome.ERROR, str(exc), number, step.op)
+                return
+            if isinstance(reply, Internal):
+                verdict.set(
+                    Outcome.ERROR, f"the adapter reported an internal error: {reply.message}",
+                    number, step.op,
+                )
+                leaked = _leaks(planned.canaries, reply.message + (reply.traceback or ""))
+                verdict.mismatches.extend(
+                    f"the internal error message contains the canary planted in {w}" for w in leaked
+                )
+                return
+            if isinstance(reply, Unsupported):
+                why = f": {reply.message}" if reply.message else ""
+                verdict.set(Outcome.UNSUPPORTED, f"the adapter does not support {step.op}{why}",
+                            number, step.op)
+                return
+            assert isinstance(reply, Result)
+            problems = self._check_step(planned, step.op, step.expect, reply.value)
+            after = snapshot(workspace)
+            if step.op in READ_ONLY_OPS:
+                problems += [
+                    f"read-only {step.op} changed the workspace: {change}"
+                    for change in diff_snapshots(before, after)
+                ]
+            if step.files:
+                problems += check_files(step.files, workspace, before, case.directory)
+            if problems:
+                verdict.set(Outcome.FAIL, "the result does not match", number, step.op)
+                verdict.mismatches.extend(problems)
+                return
+
+    def _check_step(
+        self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]
+    ) -> list[str]:
+        problems = match(dict(expect), dict(value))
+        diagnostics = {k: value[k] for k in ("error", "errors") if k in value}
+        if diagnostics and planned.canaries:
+            text = orjson.dumps(diagnostics).decode("utf-8")
+            problems += [
+                f"a diagnostic contains the canary planted in {where}"
+                for where in _leaks(planned.canaries, text)
+            ]
+        return problems
+
+    def _check_outside(self, workspace: Path, before: dict[str, str], verdict: _Verdict) -> None:
+        changes = diff_snapshots(before, self.sandbox.outside_state())
+        changes += [f"created cases/{name} beside the workspace" for name in
+                    self.sandbox.strays_beside(workspace)]
+        if changes:
+            verdict.add_failure("the adapter wrote outside the case's workspace", changes)
+
+    def _stderr(self, mark: int) -> str:
+        data = self.adapter.stderr_since(mark, STDERR_SCAN_LIMIT)
+        return data.decode("utf-8", "replace")[-self.options.stderr_tail :]
+
+    def _kill(self) -> None:
+        # After a crash, a hang or a broken conversation there is nothing to say: kill the group.
+        self._started = False
+        self.adapter.kill()
+
+
+def _materialize(case: Case, workspace: Path) -> None:
+    """The case's tree/ byte for byte, plus its inputs/ (if any) as <workspace>/inputs/."""
+    if case.tree.is_dir():
+        copy_traversable(case.tree, workspace)
+    inputs = case.directory / "inputs"
+    if inputs.is_dir():
+        target = workspace / "inputs"
+        if target.exists():
+            raise ValueError(f"case {case.id}: tree/inputs would hide the case's inputs/")
+        copy_traversable(inputs, target)
+
+
+def _leaks(canaries: Mapping[str, str], text: str) -> list[str]:
+    return [where for token, where in canaries.items() if token in text]

@@ -1,0 +1,131 @@
+"""pytest plugin: ``pytest --persyk-impl CMD`` runs the conformance cases as pytest items.
+
+One item per case, named by its id (``persyk::R-017``). Outcomes map onto pytest's: pass ->
+passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
+reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
+``--persyk-impl`` the plugin adds nothing, so it never disturbs another project's test run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._adapters import SubprocessAdapter
+from ._cases import load_cases
+from ._harness import harness_cases
+from ._outcomes import FAILING, CaseResult, Outcome, load_expected_failures
+from ._runner import Planned, Runner, RunOptions
+from ._workspace import Sandbox
+
+__all__ = ["CaseItem", "pytest_addoption", "pytest_collection_modifyitems"]
+
+_RUNNER = pytest.StashKey["_Session"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("persyk", "Persyk session conformance")
+    group.addoption("--persyk-impl", metavar="CMD",
+                    help="run the Persyk conformance cases against this adapter command")
+    group.addoption("--persyk-expected-failures", metavar="FILE",
+                    help="known failures with reasons (docs/implementers.md)")
+    group.addoption("--persyk-timeout", type=float, default=10.0, metavar="SECONDS",
+                    help="deadline of each step (default: 10)")
+    group.addoption("--persyk-fixtures", metavar="DIR",
+                    help="cases under DIR instead of the installed fixtures")
+
+
+class _Session:
+    """The one adapter shared by every item of a pytest session, started on first use."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        impl: str = config.getoption("--persyk-impl")
+        self.sandbox = Sandbox.create()
+        self.adapter = SubprocessAdapter(
+            shlex.split(impl),
+            env=self.sandbox.adapter_env(os.environ),
+            stderr_path=self.sandbox.runner / "adapter.stderr",
+        )
+        self.runner = Runner(
+            self.adapter, self.sandbox, RunOptions(timeout=config.getoption("--persyk-timeout"))
+        )
+        fixtures = config.getoption("--persyk-fixtures")
+        cases = load_cases(Path(fixtures)) if fixtures else load_cases()
+        self.plan = [Planned(c) for c in cases] + harness_cases(self.sandbox.runner / "harness")
+        expected_file = config.getoption("--persyk-expected-failures")
+        self.expected: dict[str, str] = (
+            load_expected_failures(Path(expected_file), [p.case.id for p in self.plan])
+            if expected_file
+            else {}
+        )
+
+    def close(self) -> None:
+        self.runner.close()
+        self.sandbox.remove()
+
+
+class PersykCaseFailed(Exception):
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(f"{result.id} {result.outcome}")
+        self.result = result
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, planned: Planned, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.planned = planned
+        for rule in planned.case.rules:
+            self.user_properties.append(("rule", rule))
+
+    def runtest(self) -> None:
+        session: _Session = self.config.stash[_RUNNER]
+        case_id = self.planned.case.id
+        result = session.runner.run_case(self.planned).with_expectation(
+            session.expected.get(case_id)
+        )
+        if result.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED):
+            pytest.skip(f"{result.outcome}: {result.reason}")
+        if result.outcome is Outcome.XFAIL:
+            pytest.xfail(result.expected_failure or "expected failure")
+        if result.outcome in FAILING:
+            raise PersykCaseFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, PersykCaseFailed):
+            result = excinfo.value.result
+            text = f"{result.id} ({result.title}): {result.outcome}\n{result.describe()}"
+            if result.stderr:
+                text += "\nadapter stderr (tail):\n" + result.stderr[-2000:]
+            return text
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "persyk", None, f"persyk::{self.planned.case.id}"
+
+
+class _Cases(pytest.Collector):
+    def __init__(self, *, plan: list[Planned], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plan = plan
+
+    def collect(self) -> Iterator[CaseItem]:
+        for planned in self.plan:
+            yield CaseItem.from_parent(self, name=planned.case.id, planned=planned)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselection sees the list
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not config.getoption("--persyk-impl"):
+        return
+    state = _Session(config)
+    config.stash[_RUNNER] = state
+    config.add_cleanup(state.close)
+    collector = _Cases.from_parent(session, name="persyk", nodeid="persyk", plan=state.plan)
+    items.extend(collector.collect())

@@ -1,0 +1,137 @@
+"""The protocol operations of the append, recover and paged-read capabilities.
+
+Each returns the JSON result object of docs/architecture.md ("Adapter operations"); a domain
+failure is a result with an ``error`` key, a :class:`UsageError` propagates (as in
+``operations.py``, which lists these in ``OPERATIONS``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ._append import (
+    append_records,
+    create_session,
+    items_from_jsonl,
+    items_from_objects,
+    remove_entry,
+)
+from ._context import LeafSelector
+from ._errors import Code, ContractError, UsageError
+from ._paging import read_page
+from ._recovery import recover
+
+__all__ = ["leaf_arg", "op_append", "op_create", "op_read", "op_recover", "op_remove"]
+
+
+def _string_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise UsageError(Code.USAGE, f"the argument '{name}' must be a non-empty string")
+    return value
+
+
+def _session(args: dict[str, Any]) -> str:
+    session = _string_arg(args, "session")
+    assert session is not None
+    return session
+
+
+def leaf_arg(args: dict[str, Any]) -> LeafSelector:
+    # CTX-1/2/4 and APP-16: absent = no continuation, null = the empty ancestry, a string = an id.
+    if "leaf" not in args:
+        return LeafSelector.default()
+    leaf = args["leaf"]
+    if leaf is None:
+        return LeafSelector.null()
+    if isinstance(leaf, str):
+        return LeafSelector.explicit(leaf)
+    raise UsageError(Code.USAGE, "the argument 'leaf' must be absent, null or a string")
+
+
+def _append_failure(error: ContractError) -> dict[str, Any]:
+    return {"error": error.diagnostics[0].to_json(), "committed": [], "alreadyPresent": []}
+
+
+def op_create(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"header": {...}}`` or ``{"error": D}`` (SESSION_EXISTS, HEADER_INVALID, IO_FAILED)."""
+    try:
+        header = create_session(
+            _session(args),
+            id=_string_arg(args, "id", required=False),
+            timestamp=_string_arg(args, "timestamp", required=False),
+        )
+    except ContractError as error:
+        return {"error": error.diagnostics[0].to_json()}
+    return {"header": header}
+
+
+def op_append(args: dict[str, Any]) -> dict[str, Any]:
+    """Append ``records`` (JSON values) or ``recordsFile`` (raw JSONL bytes) as one batch."""
+    has_records = "records" in args
+    has_file = "recordsFile" in args
+    if has_records == has_file:
+        raise UsageError(Code.USAGE, "give exactly one of 'records' and 'recordsFile'")
+    if has_records:
+        records = args["records"]
+        if not isinstance(records, list):
+            raise UsageError(Code.USAGE, "the argument 'records' must be an array")
+        items = items_from_objects(records)
+    else:
+        name = _string_arg(args, "recordsFile")
+        assert name is not None
+        try:
+            data = Path(name).read_bytes()
+        except OSError:
+            raise UsageError(Code.PATH_NOT_FOUND, "the records file cannot be read") from None
+        items = items_from_jsonl(data)
+    leaf = leaf_arg(args)
+    try:
+        result = append_records(_session(args), items, leaf=leaf)
+    except ContractError as error:
+        return _append_failure(error)
+    return result.to_json()
+
+
+def op_remove(args: dict[str, Any]) -> dict[str, Any]:
+    """Append a ``message.removed`` of ``targetId`` onto the selected leaf (APP-18)."""
+    target = _string_arg(args, "targetId")
+    assert target is not None
+    try:
+        result = remove_entry(
+            _session(args),
+            target,
+            id=_string_arg(args, "id"),
+            timestamp=_string_arg(args, "timestamp"),
+            leaf=leaf_arg(args),
+        )
+    except ContractError as error:
+        return _append_failure(error)
+    return result.to_json()
+
+
+def op_recover(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"action", "preserved"}`` or ``{"error": D}``."""
+    try:
+        result = recover(_session(args))
+    except ContractError as error:
+        return {"error": error.diagnostics[0].to_json()}
+    return result.to_json()
+
+
+def op_read(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"entries", "nextCursor"}`` or ``{"error": D}``."""
+    page_size = args.get("pageSize")
+    if isinstance(page_size, bool) or not isinstance(page_size, int):
+        raise UsageError(Code.USAGE, "the argument 'pageSize' must be an integer")
+    cursor = args.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise UsageError(Code.USAGE, "the argument 'cursor' must be a string or null")
+    try:
+        page = read_page(_session(args), page_size, cursor)
+    except ContractError as error:
+        return {"error": error.diagnostics[0].to_json()}
+    return page.to_json()

@@ -1,0 +1,110 @@
+"""The conformance adapter of the reference implementation (docs/protocol.md, protocol 1).
+
+JSON Lines over stdin/stdout: ``hello`` -> implementation and capabilities; ``run`` -> the result
+of :data:`persyk_session.operations.OPERATIONS` for that op; ``stop`` -> exit 0. stdout carries
+protocol lines only. A domain failure is a result (with an ``error`` key); any exception of an
+operation becomes an ``internal`` reply, so that one bad request never ends the conversation.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Mapping
+from typing import IO, Any
+
+import orjson
+
+from . import __version__
+from ._errors import UsageError
+from .operations import OPERATIONS, Operation
+
+__all__ = ["PROTOCOL_VERSION", "capabilities", "dispatch", "hello", "serve"]
+
+PROTOCOL_VERSION = 1
+
+# Protocol 1's capabilities and the operations each needs (docs/protocol.md). The conformance
+# runner has the same table; the reference does not import the runner, so it keeps its own.
+_OPS_OF_CAPABILITY: Mapping[str, tuple[str, ...]] = {
+    "read": ("validate", "context", "info"),
+    "append": ("create", "append", "remove"),
+    "recover": ("recover",),
+    "paged-read": ("read",),
+}
+
+
+def capabilities(operations: Mapping[str, Operation] = OPERATIONS) -> list[str]:
+    """The capabilities whose operations are all present."""
+    return [cap for cap, ops in _OPS_OF_CAPABILITY.items() if all(op in operations for op in ops)]
+
+
+def hello() -> dict[str, Any]:
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "implementation": {
+            "name": "persyk-session",
+            "version": __version__,
+            "language": "python",
+            "homepage": "https://persyk.dev/",
+        },
+        "capabilities": capabilities(),
+    }
+
+
+def dispatch(op: str, args: Any) -> dict[str, Any]:
+    """The body of a run reply: ``result``, ``internal`` or ``unsupported`` (no ``seq``).
+
+    A :class:`UsageError` (PATH_NOT_FOUND, USAGE) is a domain answer with a catalog code, so it
+    is a result ``{"error": ...}``; only unexpected exceptions are ``internal``. The runner's
+    in-process fast path calls this too, so both paths answer alike.
+    """
+    operation = OPERATIONS.get(op)
+    if operation is None:
+        return {"unsupported": True, "message": f"unknown operation {op!r}"}
+    if not isinstance(args, dict):
+        return {"internal": {"message": "args must be an object"}}
+    try:
+        return {"result": operation(args)}
+    except UsageError as error:
+        return {"result": {"error": {"code": str(error.code), "message": str(error)}}}
+    except Exception as exc:  # the contract: never die on one request; say what happened
+        return {
+            "internal": {
+                "message": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(),
+            }
+        }
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
+    """Answer requests until ``stop`` (exit 0) or end of input (exit 0: the runner went away)."""
+    for line in stdin:
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            print("persyk-session adapter: a request line is not JSON", file=sys.stderr)
+            return 2
+        cmd = message.get("cmd") if isinstance(message, dict) else None
+        if cmd == "stop":
+            return 0
+        if cmd == "hello":
+            reply = hello()
+        elif cmd == "run":
+            op = message.get("op")
+            body = dispatch(op, message.get("args")) if isinstance(op, str) else {
+                "unsupported": True, "message": "op must be a string"}
+            reply = {"seq": message.get("seq"), **body}
+        else:
+            print(f"persyk-session adapter: unknown command {cmd!r}", file=sys.stderr)
+            return 2
+        stdout.write(orjson.dumps(reply) + b"\n")
+        stdout.flush()
+    return 0
+
+
+def main() -> int:
+    return serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

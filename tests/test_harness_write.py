@@ -1,0 +1,86 @@
+"""The write harness (HW-001..HW-003) passes on the reference and catches broken writers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from persyk_conformance._harness_write import WRITE_HARNESS_IDS, run_write_harness
+from persyk_session.adapter import dispatch
+
+
+def _in_process() -> Adapter:
+    return InProcessAdapter()
+
+
+def _subprocess_factory(tmp_path: Path) -> Callable[[], Adapter]:
+    def make() -> Adapter:
+        return SubprocessAdapter(
+            [sys.executable, "-m", "persyk_session.cli", "adapter"],
+            env=dict(os.environ),
+            stderr_path=tmp_path / "adapter-stderr.log",
+        )
+
+    return make
+
+
+def test_reference_passes_every_write_check_in_process(tmp_path: Path) -> None:
+    results = run_write_harness(_in_process, tmp_path)
+    assert [r.id for r in results] == list(WRITE_HARNESS_IDS)
+    assert [(r.id, r.problems) for r in results if not r.passed] == []
+    assert all(r.skipped is None for r in results)
+
+
+def test_reference_passes_concurrent_writers_as_processes(tmp_path: Path) -> None:
+    [concurrent] = run_write_harness(
+        _subprocess_factory(tmp_path), tmp_path / "work", only={"HW-002"}
+    )
+    assert concurrent.passed, concurrent.problems
+
+
+Override = Callable[[str, dict[str, Any]], dict[str, Any] | None]
+
+
+def _faking(replace: Override) -> Callable[[], Adapter]:
+    """An in-process reference whose answers ``replace`` may override (None = the real one)."""
+
+    def answer(op: str, args: dict[str, Any]) -> dict[str, Any]:
+        fake = replace(op, args)
+        return fake if fake is not None else dispatch(op, args)
+
+    return lambda: InProcessAdapter(
+        answer, capabilities=frozenset({"read", "append", "recover", "paged-read"})
+    )
+
+
+def _recover_does_nothing(op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    return {"result": {"action": "none", "preserved": None}} if op == "recover" else None
+
+
+def _cursor_never_advances(op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    if op == "read" and "cursor" in args:
+        return dispatch(op, {k: v for k, v in args.items() if k != "cursor"})
+    return None
+
+
+@pytest.mark.parametrize(
+    ("fake", "failing"),
+    [(_recover_does_nothing, "HW-001"), (_cursor_never_advances, "HW-003")],
+    ids=["recover-that-repairs-nothing", "cursor-that-restarts"],
+)
+def test_broken_writers_fail_their_check(
+    tmp_path: Path, fake: Override, failing: str
+) -> None:
+    [result] = run_write_harness(_faking(fake), tmp_path, only={failing})
+    assert not result.passed
+    assert result.problems
+
+
+def test_checks_without_the_capability_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    results = run_write_harness(_in_process, tmp_path, capabilities=frozenset({"read"}))
+    assert all(r.skipped and "lacks" in r.skipped for r in results)

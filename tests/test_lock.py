@@ -1,0 +1,165 @@
+"""The session mutation lock: APP-5, APP-6, RCV-2, CTX-19."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _writes import append, new_session, user
+from persyk_session import Code, ContractError
+from persyk_session._lock import LOCK_FILE, lock_timeout, session_lock
+from persyk_session.operations import OPERATIONS
+
+HOLDER = """
+import sys
+from pathlib import Path
+from persyk_session._lock import session_lock
+with session_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    sys.stdin.readline()
+"""
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the lock of tmp_path/s until its stdin closes."""
+    new_session(tmp_path / "s")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path / "s")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "locked"
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+def test_append_waits_then_fails_with_lock_unavailable(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    before = (tmp_path / "s" / "session.jsonl").read_bytes()
+    with pytest.raises(ContractError) as caught:
+        append(tmp_path / "s", [user("a", None)], timeout=0.2)
+    assert caught.value.code is Code.LOCK_UNAVAILABLE
+    assert (tmp_path / "s" / "session.jsonl").read_bytes() == before
+
+
+def test_operation_reports_lock_unavailable_as_result(
+    tmp_path: Path, holder: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERSYK_LOCK_TIMEOUT", "0.1")
+    result = OPERATIONS["recover"]({"session": str(tmp_path / "s")})
+    assert result["error"]["code"] == "LOCK_UNAVAILABLE"
+
+
+def test_lock_of_a_killed_holder_is_released(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    holder.kill()
+    holder.wait()
+    assert append(tmp_path / "s", [user("a", None)], timeout=5).committed == ("a",)
+
+
+def test_append_succeeds_once_the_holder_finishes(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.wait()
+    assert append(tmp_path / "s", [user("a", None)], timeout=5).committed == ("a",)
+
+
+def test_threads_of_one_process_exclude_each_other(tmp_path: Path) -> None:
+    new_session(tmp_path / "s")
+    entered = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with session_lock(tmp_path / "s"):
+            entered.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert entered.wait(10)
+        with pytest.raises(ContractError) as caught:
+            append(tmp_path / "s", [user("a", None)], timeout=0.1)
+        assert caught.value.code is Code.LOCK_UNAVAILABLE
+    finally:
+        release.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("code", [errno.ENOLCK, errno.ENOSYS], ids=["ENOLCK", "ENOSYS"])
+def test_unsupported_locking_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    new_session(tmp_path / "s")
+    before = (tmp_path / "s" / "session.jsonl").read_bytes()
+
+    def refuse(fd: int, operation: int) -> None:
+        raise OSError(code, "no locks here")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    with pytest.raises(ContractError) as caught:
+        append(tmp_path / "s", [user("a", None)], timeout=5)
+    assert caught.value.code is Code.LOCK_UNAVAILABLE
+    assert (tmp_path / "s" / "session.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("append", {"records": [user("a", None)]}),
+        ("recover", {}),
+        ("remove", {"targetId": "m0", "id": "r", "timestamp": "2026-01-01T00:00:09Z"}),
+    ],
+    ids=["append", "recover", "remove"],
+)
+def test_mutations_leave_the_lock_file_in_place(
+    tmp_path: Path, op: str, args: dict[str, object]
+) -> None:
+    new_session(tmp_path / "s", user("m0", None))
+    OPERATIONS[op]({"session": str(tmp_path / "s"), **args})
+    assert (tmp_path / "s" / LOCK_FILE).is_file()
+    OPERATIONS[op]({"session": str(tmp_path / "s"), **args})
+    assert (tmp_path / "s" / LOCK_FILE).is_file()
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [("validate", {}), ("context", {}), ("info", {}), ("read", {"pageSize": 10})],
+    ids=["validate", "context", "info", "read"],
+)
+def test_reads_never_create_the_lock_file(tmp_path: Path, op: str, args: dict[str, object]) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "session.jsonl").write_bytes(
+        b'{"type":"session","version":1,"id":"h","timestamp":"2026-01-01T00:00:00Z"}\n'
+    )
+    OPERATIONS[op]({"session": str(tmp_path / "s"), **args})
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["session.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "expected"),
+    [(2.5, None, 2.5), (None, "0.5", 0.5), (None, "junk", 10.0), (None, None, 10.0),
+     (-1, None, 0.0)],
+    ids=["argument", "environment", "bad-environment", "default", "negative"],
+)
+def test_lock_timeout_sources(
+    monkeypatch: pytest.MonkeyPatch, given: float | None, env: str | None, expected: float
+) -> None:
+    if env is None:
+        monkeypatch.delenv("PERSYK_LOCK_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("PERSYK_LOCK_TIMEOUT", env)
+    assert lock_timeout(given) == expected

@@ -1,0 +1,61 @@
+"""Pattern matching of expectations (docs/architecture.md, "Pattern matching")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from persyk_conformance._match import match
+
+MATCHES = [
+    ("equal-scalars", "a", "a"),
+    ("int-equals-float", 1, 1.0),
+    ("float-equals-int", 1767225601000.0, 1767225601000),
+    ("null", None, None),
+    ("object-subset", {"a": 1}, {"a": 1, "b": 2}),
+    ("empty-object-matches-any-object", {}, {"x": [1]}),
+    ("nested-subset", {"a": {"b": [1, {"c": 2}]}}, {"a": {"b": [1, {"c": 2, "d": 3}], "e": 0}}),
+    ("list-elementwise-subset", [{"code": "X"}], [{"code": "X", "line": 3, "message": "m"}]),
+    ("empty-lists", [], []),
+    ("true-is-true", True, True),
+]
+
+MISMATCHES = [
+    ("true-is-not-1", True, 1, "(root)"),
+    ("1-is-not-true", 1, True, "(root)"),
+    ("false-is-not-0", {"v": False}, {"v": 0}, "/v"),
+    ("string-is-not-number", "1", 1, "(root)"),
+    ("null-is-not-false", None, False, "(root)"),
+    ("missing-key", {"a": 1}, {"b": 1}, "/a: missing"),
+    ("list-longer", [1, 2], [1], "expected an array of 2"),
+    ("list-shorter", [1], [1, 2], "expected an array of 1"),
+    ("list-order-matters", [1, 2], [2, 1], "/0"),
+    ("object-against-list", {"a": 1}, [1], "expected an object"),
+    ("list-against-object", [1], {"0": 1}, "expected an array"),
+    ("scalar-against-object", 1, {"a": 1}, "(root)"),
+    ("nested-value", {"a": [{"b": "x"}]}, {"a": [{"b": "y"}]}, "/a/0/b"),
+    ("pointer-escapes-key", {"a/b~c": 1}, {"a/b~c": 2}, "/a~1b~0c"),
+]
+
+
+@pytest.mark.parametrize(("expected", "actual"), [(e, a) for _, e, a in MATCHES],
+                         ids=[name for name, _, _ in MATCHES])
+def test_pattern_matches(expected: Any, actual: Any) -> None:
+    assert match(expected, actual) == []
+
+
+@pytest.mark.parametrize(("expected", "actual", "where"), [(e, a, w) for _, e, a, w in MISMATCHES],
+                         ids=[name for name, _, _, _ in MISMATCHES])
+def test_pattern_mismatch_is_reported_at_its_place(expected: Any, actual: Any, where: str) -> None:
+    problems = match(expected, actual)
+    assert problems, "a mismatch must be reported"
+    assert where in problems[0]
+
+
+def test_every_mismatch_is_reported() -> None:
+    problems = match({"a": 1, "b": [1, 2], "c": {"d": True}}, {"a": 2, "b": [1, 3], "c": {}})
+    assert [p.split(":")[0] for p in problems] == ["/a", "/b/1", "/c/d"]
+
+
+def test_path_prefixes_descriptions() -> None:
+    assert match(1, 2, "/steps/0")[0].startswith("/steps/0:")

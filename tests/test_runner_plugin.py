@@ -1,0 +1,49 @@
+"""The pytest plugin: one item per case with --persyk-impl, nothing without it."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from fakes.casetree import fake, write_cases
+
+pytest_plugins = ["pytester"]
+
+REFERENCE = shlex.join([sys.executable, "-m", "persyk_session.cli", "adapter"])
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return write_cases(tmp_path / "cases")
+
+
+def test_plugin_adds_nothing_without_persyk_impl(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_own():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_plugin_runs_every_case_against_the_reference(
+    pytester: pytest.Pytester, tree: Path
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "-q", "-p", "no:cacheprovider", "--persyk-impl", REFERENCE,
+        "--persyk-fixtures", str(tree),
+    )
+    result.assert_outcomes(passed=4 + 5)  # the tiny tree and the five harness cases
+
+
+def test_plugin_maps_outcomes_and_expected_failures(
+    pytester: pytest.Pytester, tree: Path, tmp_path: Path
+) -> None:
+    xfails = tmp_path / "xfail.txt"
+    xfails.write_text("R-002: accepts everything\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-rA", "--persyk-impl", fake("accept_everything"),
+        "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
+        "--persyk-timeout", "2", "-k", "G- or R-",
+    )
+    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=5)
+    result.stdout.fnmatch_lines(["*R-001 (a trailing comma): fail*", "*/valid: expected false*"])
