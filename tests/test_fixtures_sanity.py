@@ -32,11 +32,6 @@ def test_fixtures_are_sane_for_the_read_phase() -> None:
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="append and recover rules and codes are covered by the write-path scenario cases, "
-    "which are still being written; remove this marker when they land (an xpass fails)",
-)
 def test_fixtures_cover_every_rule_and_code_of_read_append_recover() -> None:
     problems = check_fixtures(spec_text=spec_text())
     assert not problems, "\n".join(problems)

@@ -1,4 +1,4 @@
-"""The write harness (HW-001..HW-003) passes on the reference and catches broken writers."""
+"""The write harness (H-101..H-103) passes on the reference and catches broken writers."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_reference_passes_every_write_check_in_process(tmp_path: Path) -> None:
 
 def test_reference_passes_concurrent_writers_as_processes(tmp_path: Path) -> None:
     [concurrent] = run_write_harness(
-        _subprocess_factory(tmp_path), tmp_path / "work", only={"HW-002"}
+        _subprocess_factory(tmp_path), tmp_path / "work", only={"H-102"}
     )
     assert concurrent.passed, concurrent.problems
 
@@ -70,7 +70,7 @@ def _cursor_never_advances(op: str, args: dict[str, Any]) -> dict[str, Any] | No
 
 @pytest.mark.parametrize(
     ("fake", "failing"),
-    [(_recover_does_nothing, "HW-001"), (_cursor_never_advances, "HW-003")],
+    [(_recover_does_nothing, "H-101"), (_cursor_never_advances, "H-103")],
     ids=["recover-that-repairs-nothing", "cursor-that-restarts"],
 )
 def test_broken_writers_fail_their_check(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import resource
 import signal
 import subprocess
 import threading
@@ -70,6 +71,10 @@ class Adapter(Protocol):
 
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply: ...
 
+    def run_with_file_size_limit(
+        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
+    ) -> Reply: ...
+
     def stderr_mark(self) -> int: ...
 
     def stderr_since(self, mark: int, limit: int) -> bytes: ...
@@ -93,8 +98,10 @@ class SubprocessAdapter:
         stderr_path: Path,
         cwd: str | None = None,
         strict: bool = False,
+        file_size_limit: int | None = None,
     ) -> None:
         self._argv = list(argv)
+        self._file_size_limit = file_size_limit
         self._env = dict(env)
         self._cwd = cwd
         self._stderr_path = stderr_path
@@ -131,6 +138,11 @@ class SubprocessAdapter:
                     env=self._env,
                     cwd=self._cwd,
                     start_new_session=True,  # its own process group: a timeout kills it all
+                    preexec_fn=(
+                        None
+                        if self._file_size_limit is None
+                        else _file_size_limiter(self._file_size_limit)
+                    ),
                 )
             except OSError as exc:
                 raise AdapterCrashed(f"cannot start the adapter {self._argv!r}: {exc}") from None
@@ -157,6 +169,28 @@ class SubprocessAdapter:
             return decode_reply(line, seq=seq, op=op)
         except NotJson as exc:
             raise AdapterCrashed(str(exc)) from None
+
+    def run_with_file_size_limit(
+        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
+    ) -> Reply:
+        """Run one step in a fresh, one-shot adapter process whose file size limit is ``limit``.
+
+        A limit must be set before the process starts, so the long-lived adapter cannot be
+        reused; its stderr goes to the same file so the runner still sees every byte.
+        """
+        one_shot = SubprocessAdapter(
+            self._argv,
+            env=self._env,
+            stderr_path=self._stderr_path,
+            cwd=self._cwd,
+            strict=self._strict,
+            file_size_limit=limit,
+        )
+        try:
+            one_shot.start(timeout)
+            return one_shot.run(op, args, timeout)
+        finally:
+            one_shot.close()
 
     def stderr_mark(self) -> int:
         return self._stderr_path.stat().st_size
@@ -241,6 +275,17 @@ class SubprocessAdapter:
         return f"the adapter exited with status {status}: {what}"
 
 
+def _file_size_limiter(limit: int) -> Callable[[], None]:
+    """A pre-exec hook: writes past ``limit`` bytes fail with EFBIG instead of killing the
+    process with SIGXFSZ, which is how a full disk looks to a writer (APP-19)."""
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
 def _pump_lines(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
     # Blocking reads live in this thread so the runner can wait with a deadline.
     try:
@@ -302,6 +347,37 @@ class InProcessAdapter:
         # Through the wire format and the same schema checks as a subprocess reply, so the fast
         # path cannot pass a result the protocol would reject.
         return decode_reply(orjson.dumps({"seq": 0, **body}) + b"\n", seq=0, op=op)
+
+    def run_with_file_size_limit(
+        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
+    ) -> Reply:
+        """Run one step in a forked child whose file size limit is ``limit``.
+
+        The limit must not touch the runner itself, so the operation runs in a child process;
+        its reply comes back through a pipe and passes the same checks as any other reply.
+        """
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            status = 0
+            try:
+                os.close(read_end)
+                _file_size_limiter(limit)()
+                body = self._dispatch(op, dict(args))
+                data = orjson.dumps({"seq": 0, **body}) + b"\n"
+                with os.fdopen(write_end, "wb") as sink:
+                    sink.write(data)
+            except BaseException:
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as source:
+            data = source.read()
+        _, status = os.waitpid(pid, 0)
+        if not data:
+            raise AdapterCrashed(f"the forked in-process step exited with status {status}")
+        return decode_reply(data, seq=0, op=op)
 
     def stderr_mark(self) -> int:
         return 0

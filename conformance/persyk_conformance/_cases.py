@@ -36,6 +36,8 @@ class Step:
     args: Mapping[str, Any]
     expect: Mapping[str, Any]
     files: Mapping[str, Mapping[str, Any]] | None = None
+    # Conditions the runner arranges around the step: a held session lock, a file size limit.
+    harness: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +105,13 @@ def load_case(directory: Traversable, group: str) -> Case:
     if manifest["kind"] != group:
         raise CaseError(f"{group}/{directory.name}: a {manifest['kind']} case in the {group} group")
     steps = tuple(
-        Step(op=s["op"], args=s["args"], expect=s["expect"], files=s.get("files"))
+        Step(
+            op=s["op"],
+            args=s["args"],
+            expect=s["expect"],
+            files=s.get("files"),
+            harness=s.get("harness"),
+        )
         for s in manifest["steps"]
     )
     return Case(

@@ -1,20 +1,20 @@
 """Write-path harness checks: procedures no static fixture can express.
 
-* ``HW-001`` torn tails (RCV-4..RCV-7, RCV-12..RCV-14): a valid session is cut at *every* byte
+* ``H-101`` torn tails (RCV-4..RCV-7, RCV-12..RCV-14): a valid session is cut at *every* byte
   offset within its last three records; each cut is recovered through the adapter, and the
   result must be exactly the records wholly before the cut (or, when only the LF is missing,
   that record too), the preserved fragment must hold the cut-off bytes, the session must be
   valid, and a further append must succeed.
-* ``HW-002`` concurrent writers (APP-5, APP-10, APP-11): four adapter processes append 200
+* ``H-102`` concurrent writers (APP-5, APP-10, APP-11): four adapter processes append 200
   records each, one per append, every writer on its own branch with its continuation leaf;
   every acknowledged record must be on disk exactly once, each writer's records in its own
   order, and the file valid.
-* ``HW-003`` paged read walk (CTX-24): following ``nextCursor`` from the first page yields every
+* ``H-103`` paged read walk (CTX-24): following ``nextCursor`` from the first page yields every
   entry once, in file order, for several page sizes.
 
 Entry point: :func:`run_write_harness` ``(client_factory, workdir) -> list[HarnessResult]``.
 ``client_factory()`` returns a *new*, not yet started adapter (the runner's ``Adapter``
-protocol: ``start``, ``run``, ``close``, ``kill``); for HW-002 each writer gets its own, so a
+protocol: ``start``, ``run``, ``close``, ``kill``); for H-102 each writer gets its own, so a
 subprocess adapter gives four processes. Checks whose capabilities the adapter does not declare
 are reported as skipped, with the reason.
 """
@@ -85,7 +85,7 @@ class _Problems:
             self.items.append(text)
 
 
-# --- HW-001: torn tails -------------------------------------------------------------------------
+# --- H-101: torn tails -------------------------------------------------------------------------
 
 HEADER = {"type": "session", "version": 1, "id": "harness-write", "timestamp": TS}
 TAIL_RECORDS = [
@@ -161,7 +161,7 @@ def _check_cut(
     shutil.rmtree(case, ignore_errors=True)
 
 
-# --- HW-002: concurrent writers -----------------------------------------------------------------
+# --- H-102: concurrent writers -----------------------------------------------------------------
 
 
 def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
@@ -238,7 +238,7 @@ def _check_concurrent_file(file: Path, acknowledged: Mapping[int, list[str]]) ->
     return problems.items
 
 
-# --- HW-003: cursor walk ------------------------------------------------------------------------
+# --- H-103: cursor walk ------------------------------------------------------------------------
 
 
 def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
@@ -275,12 +275,12 @@ def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
 
 _CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
                      Callable[[Callable[[], Adapter], Path], list[str]]], ...] = (
-    ("HW-001", "recovery at every byte offset of the last three records",
+    ("H-101", "recovery at every byte offset of the last three records",
      ("RCV-4", "RCV-5", "RCV-6", "RCV-7", "RCV-12", "RCV-13", "RCV-14"),
      ("read", "append", "recover"), _torn_tails),
-    ("HW-002", "four concurrent writers: nothing lost, duplicated or interleaved",
+    ("H-102", "four concurrent writers: nothing lost, duplicated or interleaved",
      ("APP-5", "APP-10", "APP-11", "APP-15", "APP-17"), ("read", "append"), _concurrent_writers),
-    ("HW-003", "following nextCursor covers every entry once, in order",
+    ("H-103", "following nextCursor covers every entry once, in order",
      ("CTX-24",), ("read", "paged-read"), _cursor_walk),
 )
 WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)

@@ -10,8 +10,11 @@ group) and started again for the next case. Checks made on every case, whatever 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,9 +208,17 @@ class Runner:
         case = planned.case
         for number, step in enumerate(case.steps, start=1):
             args = absolutize(step.args, workspace)
-            before = snapshot(workspace)
+            conditions = step.harness or {}
             try:
-                reply = self.adapter.run(step.op, args, self.options.timeout)
+                with held_lock(workspace, conditions.get("holdLock")):
+                    before = snapshot(workspace)
+                    limit = conditions.get("fileSizeLimit")
+                    if limit is None:
+                        reply = self.adapter.run(step.op, args, self.options.timeout)
+                    else:
+                        reply = self.adapter.run_with_file_size_limit(
+                            step.op, args, self.options.timeout, int(limit)
+                        )
             except AdapterCrashed as exc:
                 verdict.set(Outcome.CRASH, str(exc), number, step.op)
                 self._kill()
@@ -282,6 +293,27 @@ class Runner:
         # After a crash, a hang or a broken conversation there is nothing to say: kill the group.
         self._started = False
         self.adapter.kill()
+
+
+@contextlib.contextmanager
+def held_lock(workspace: Path, relative: str | None) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on a workspace file for the duration of a step (APP-5, APP-6).
+
+    The lock file is created before the step's snapshot, so creating it is not blamed on the
+    implementation; a conforming implementation must then wait and give up with
+    LOCK_UNAVAILABLE.
+    """
+    if relative is None:
+        yield
+        return
+    path = workspace / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
 
 
 def _materialize(case: Case, workspace: Path) -> None:

@@ -24,6 +24,7 @@ from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._cases import CaseError, load_cases
 from ._harness import harness_cases
+from ._harness_write import WRITE_HARNESS_IDS, run_write_harness
 from ._outcomes import (
     CaseResult,
     ExpectedFailuresError,
@@ -71,14 +72,31 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> tuple[list[Planned], list
     if config.harness:
         plan += harness_cases(sandbox.runner / "harness")
     known = [p.case.id for p in plan]
+    if config.harness:
+        known += list(WRITE_HARNESS_IDS)
     if config.only:
         plan = [p for p in plan if any(fnmatch.fnmatchcase(p.case.id, pat) for pat in config.only)]
-        if not plan:
+        if not plan and not _write_checks(config):
             raise UsageProblem(f"--only {' '.join(config.only)} selects no case")
     return plan, known
 
 
-def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, ...] | None, str]:
+def _write_checks(config: RunConfig) -> list[str]:
+    """The write-harness checks (H-101..) this run includes, after --only."""
+    if not config.harness:
+        return []
+    if not config.only:
+        return list(WRITE_HARNESS_IDS)
+    return [
+        check
+        for check in WRITE_HARNESS_IDS
+        if any(fnmatch.fnmatchcase(check, pattern) for pattern in config.only)
+    ]
+
+
+def _adapter(
+    config: RunConfig, sandbox: Sandbox, stderr_name: str = "adapter.stderr"
+) -> tuple[Adapter, tuple[str, ...] | None, str]:
     if config.in_process:
         if config.impl is not None:
             raise UsageProblem("--in-process runs the built-in reference; it excludes --impl")
@@ -89,7 +107,7 @@ def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, .
     adapter = SubprocessAdapter(
         argv,
         env=sandbox.adapter_env(os.environ),
-        stderr_path=sandbox.runner / "adapter.stderr",
+        stderr_path=sandbox.runner / stderr_name,
         strict=config.strict,
     )
     return adapter, argv, "subprocess"
@@ -119,6 +137,7 @@ def execute(
             if progress_stream is not None:
                 progress_stream.write("\r\x1b[K")
                 progress_stream.flush()
+        results += _run_write_harness(config, sandbox, adapter, expected)
         try:
             hello = adapter.hello
             implementation: dict[str, str] | None = hello.implementation.to_json()
@@ -140,6 +159,50 @@ def execute(
         )
     finally:
         sandbox.remove()
+
+
+def _run_write_harness(
+    config: RunConfig, sandbox: Sandbox, adapter: Adapter, expected: dict[str, str]
+) -> list[CaseResult]:
+    """Torn tails at every byte, concurrent writers, cursor walks: each needs its own adapters."""
+    checks = _write_checks(config)
+    if not checks:
+        return []
+    try:
+        capabilities: frozenset[str] | None = adapter.hello.capabilities
+    except RuntimeError:  # the adapter never started: every check reports that itself
+        capabilities = None
+    made = 0
+
+    def fresh_adapter() -> Adapter:
+        nonlocal made
+        made += 1
+        return _adapter(config, sandbox, f"write-harness-{made}.stderr")[0]
+
+    results = []
+    workdir = sandbox.runner / "write-harness"
+    for check in checks:
+        began = time.perf_counter()
+        (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check])
+        if verdict.skipped is not None:
+            outcome, reason = Outcome.UNSUPPORTED, verdict.skipped
+        elif verdict.passed:
+            outcome, reason = Outcome.PASS, None
+        else:
+            outcome, reason = Outcome.FAIL, "the write harness found problems"
+        result = CaseResult(
+            id=verdict.id,
+            title=verdict.title,
+            kind="harness",
+            rules=verdict.rules,
+            requires=(),
+            outcome=outcome,
+            duration_ms=(time.perf_counter() - began) * 1000,
+            reason=reason,
+            mismatches=verdict.problems,
+        )
+        results.append(result.with_expectation(expected.get(verdict.id)))
+    return results
 
 
 def _progress(stream: TextIO | None) -> _ProgressLine | None:

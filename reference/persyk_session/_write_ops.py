@@ -52,6 +52,16 @@ def leaf_arg(args: dict[str, Any]) -> LeafSelector:
     raise UsageError(Code.USAGE, "the argument 'leaf' must be absent, null or a string")
 
 
+def _lock_timeout(args: dict[str, Any]) -> float | None:
+    # APP-6: the caller may bound the wait for the session lock; absent = our own bound.
+    value = args.get("lockTimeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise UsageError(Code.USAGE, "the argument 'lockTimeout' must be a non-negative number")
+    return float(value)
+
+
 def _append_failure(error: ContractError) -> dict[str, Any]:
     return {"error": error.diagnostics[0].to_json(), "committed": [], "alreadyPresent": []}
 
@@ -90,7 +100,7 @@ def op_append(args: dict[str, Any]) -> dict[str, Any]:
         items = items_from_jsonl(data)
     leaf = leaf_arg(args)
     try:
-        result = append_records(_session(args), items, leaf=leaf)
+        result = append_records(_session(args), items, leaf=leaf, timeout=_lock_timeout(args))
     except ContractError as error:
         return _append_failure(error)
     return result.to_json()
@@ -107,6 +117,7 @@ def op_remove(args: dict[str, Any]) -> dict[str, Any]:
             id=_string_arg(args, "id"),
             timestamp=_string_arg(args, "timestamp"),
             leaf=leaf_arg(args),
+            timeout=_lock_timeout(args),
         )
     except ContractError as error:
         return _append_failure(error)
@@ -116,7 +127,7 @@ def op_remove(args: dict[str, Any]) -> dict[str, Any]:
 def op_recover(args: dict[str, Any]) -> dict[str, Any]:
     """``{"action", "preserved"}`` or ``{"error": D}``."""
     try:
-        result = recover(_session(args))
+        result = recover(_session(args), timeout=_lock_timeout(args))
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
     return result.to_json()
