@@ -136,7 +136,18 @@ def test_canary_leak_fails_the_harness_case(
 
 
 def test_harness_cases_pass_against_the_reference(tree: Path) -> None:
+    # Canary cases H-001..H-005 and the write harness H-101..H-103, through `execute` as the
+    # command line runs them.
     record = execute(RunConfig(fixtures=tree, only=("H-*",)))
     assert {r.id: str(r.outcome) for r in record.results} == {
-        f"H-00{n}": "pass" for n in range(1, 6)
+        **{f"H-00{n}": "pass" for n in range(1, 6)},
+        **{f"H-10{n}": "pass" for n in range(1, 4)},
+    }
+
+
+def test_write_harness_is_unsupported_without_its_capabilities(tree: Path) -> None:
+    # The accept-everything fake declares only "read": the write checks cannot apply to it.
+    record = run(tree, fake("accept_everything"), "H-10*", harness=True)
+    assert {r.id: str(r.outcome) for r in record.results} == {
+        f"H-10{n}": "unsupported" for n in range(1, 4)
     }

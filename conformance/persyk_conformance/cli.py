@@ -168,16 +168,24 @@ def _run_write_harness(
     checks = _write_checks(config)
     if not checks:
         return []
-    try:
-        capabilities: frozenset[str] | None = adapter.hello.capabilities
-    except RuntimeError:  # the adapter never started: every check reports that itself
-        capabilities = None
     made = 0
 
     def fresh_adapter() -> Adapter:
         nonlocal made
         made += 1
         return _adapter(config, sandbox, f"write-harness-{made}.stderr")[0]
+
+    capabilities: frozenset[str] | None
+    try:
+        capabilities = adapter.hello.capabilities
+    except RuntimeError:  # no case ran, so no handshake yet: ask a fresh adapter
+        probe = fresh_adapter()
+        try:
+            capabilities = probe.start(config.timeout).capabilities
+        except Exception:  # a broken adapter: every check then reports that itself
+            capabilities = None
+        finally:
+            probe.close()
 
     results = []
     workdir = sandbox.runner / "write-harness"

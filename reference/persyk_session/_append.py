@@ -3,9 +3,10 @@
 The decision of what a batch writes is :func:`plan_append`: pure, fed the index builder of the
 committed session and a loader for committed bodies (the identical-retry check reads one record
 by its indexed position, so its cost does not grow with the session). The I/O shell
-(:func:`append_records`, :func:`remove_entry`, :func:`create_session`) takes the lock, opens the
-session, runs the planner and writes the planned bytes with one ``O_APPEND`` write and an fsync
-before acknowledging anything.
+(:func:`append_records`, :func:`remove_entry`, :func:`create_session`) takes the lock, brings the
+session's live state up to date (``_live``: in a long-lived process only bytes appended by other
+writers are validated again, APP-7), runs the planner on that state's builder and writes the
+planned bytes with one ``O_APPEND`` write and an fsync before acknowledging anything.
 
 Prefix commit (APP-14): records are checked in batch order; the first refused record stops the
 batch, and the records before it are written and acknowledged. A write or fsync failure
@@ -30,11 +31,12 @@ import orjson
 from . import _fsutil
 from ._context import LeafSelector
 from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._live import LiveFile, LiveSession, open_live
 from ._lock import session_lock
 from ._records import encode_record, parse_record
 from ._schema import validate_header
-from ._session import EntryMeta, IndexBuilder, SessionIndex
-from ._store import SESSION_FILE, OpenSession, open_session, resolve_session_file
+from ._session import EntryMeta, IndexBuilder
+from ._store import SESSION_FILE, resolve_session_file
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -288,10 +290,8 @@ def plan_append(
 # --- the I/O shell -----------------------------------------------------------------------------
 
 
-def _blocked(index: SessionIndex) -> AppendResult:
+def _blocked(line: int) -> AppendResult:
     # APP-7: a session breaking any read-phase MUST is never mutated.
-    first = index.diagnostics[0] if index.diagnostics else None
-    line = first.line if first is not None and first.line is not None else 1
     return AppendResult(error=Diagnostic(
         Code.SESSION_BLOCKED, line=line,
         detail="the committed session is invalid; nothing was written"))
@@ -301,19 +301,26 @@ def _io_failed() -> Diagnostic:
     return Diagnostic(Code.IO_FAILED, detail="writing or syncing the session file failed")
 
 
-def _write_plan(end_offset: int, plan: AppendPlan, fd: int) -> AppendResult:
-    """Append ``plan.data`` and fsync; acknowledge only after the fsync (APP-11)."""
+def _write_plan(live: LiveFile, state: LiveSession, plan: AppendPlan) -> AppendResult:
+    """Append ``plan.data`` and fsync; acknowledge only after the fsync (APP-11).
+
+    The live state (whose builder the planner advanced) is kept for the next mutation only
+    when the file holds exactly what it describes: after a successful fsync, or when nothing
+    was to be written. After a failure it is dropped with the rest of this attempt.
+    """
     if not plan.data:
+        live.keep(state)
         return plan.result()
     try:
-        _fsutil.append_all(fd, plan.data)
+        _fsutil.append_all(live.fd, plan.data)
     except OSError:
-        _roll_back(fd, end_offset)
+        _roll_back(live.fd, state.size)
         # APP-19: nothing of this write is acknowledged; identical retries of records already
         # in the file before this append stay acknowledged.
         in_batch = set(plan.present_in_batch)
         before = tuple(i for i in plan.already_present if i not in in_batch)
         return AppendResult(already_present=before, error=_io_failed())
+    live.after_write(state, plan.data)
     return plan.result()
 
 
@@ -327,27 +334,17 @@ def _roll_back(fd: int, size: int) -> None:
 
 
 def _append_locked(
-    opened: OpenSession, items: Sequence[BatchItem], leaf: LeafSelector
+    live: LiveFile, state: LiveSession, items: Sequence[BatchItem], leaf: LeafSelector
 ) -> AppendResult:
-    index = opened.index
-    if not index.valid:
-        return _blocked(index)
-    fd = _fsutil.open_append(opened.path)
-    try:
-        end_offset = os.fstat(fd).st_size
-        next_line = 2 + len(index.entries)  # the header is line 1
-        with opened.bodies() as load:
-            plan = plan_append(
-                IndexBuilder.from_index(index),
-                items,
-                leaf=leaf,
-                end_offset=end_offset,
-                next_line=next_line,
-                load_committed=load,
-            )
-        return _write_plan(end_offset, plan, fd)
-    finally:
-        os.close(fd)
+    plan = plan_append(
+        state.builder,  # handed over, not copied: the live state is this mutation's alone
+        items,
+        leaf=leaf,
+        end_offset=state.size,
+        next_line=state.next_line,
+        load_committed=live.load,
+    )
+    return _write_plan(live, state, plan)
 
 
 def append_records(
@@ -364,8 +361,10 @@ def append_records(
     ContractError(LOCK_UNAVAILABLE) when the lock cannot be had.
     """
     file = resolve_session_file(path)
-    with session_lock(file.parent, timeout=timeout):
-        return _append_locked(open_session(file), items, leaf or LeafSelector.default())
+    with session_lock(file.parent, timeout=timeout), open_live(file) as live:
+        if live.state is None:
+            return _blocked(live.fault_line)
+        return _append_locked(live, live.state, items, leaf or LeafSelector.default())
 
 
 def remove_entry(
@@ -387,19 +386,21 @@ def remove_entry(
     selector = leaf or LeafSelector.default()
     entry_id = id or str(uuid.uuid4())
     file = resolve_session_file(path)
-    with session_lock(file.parent, timeout=timeout):
-        opened = open_session(file)
-        index = opened.index
-        if not index.valid:
-            return _blocked(index)
-        if selector.kind == "id" and selector.id not in index.by_id:
+    with session_lock(file.parent, timeout=timeout), open_live(file) as live:
+        state = live.state
+        if state is None:
+            return _blocked(live.fault_line)
+        builder = state.builder
+        if selector.kind == "id" and selector.id not in builder:
+            live.keep(state)
             return AppendResult(error=Diagnostic(
                 Code.LEAF_NOT_FOUND, detail="the selected leaf is not an entry"))
         parent = (
             selector.id if selector.kind == "id"
-            else None if selector.kind == "null" else index.default_leaf
+            # CTX-1: the default leaf is the last entry.
+            else None if selector.kind == "null" else builder.last_entry_id
         )
-        existing = index.by_id.get(entry_id)
+        existing = builder.get(entry_id)
         if selector.kind == "default" and existing is not None:
             parent = existing.parent_id
         record = {
@@ -409,7 +410,7 @@ def remove_entry(
             "timestamp": timestamp or now_timestamp(),
             "targetId": target_id,
         }
-        return _append_locked(opened, items_from_objects([record]), LeafSelector.default())
+        return _append_locked(live, state, items_from_objects([record]), LeafSelector.default())
 
 
 # --- create ------------------------------------------------------------------------------------

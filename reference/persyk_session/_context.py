@@ -34,11 +34,11 @@ __all__ = [
 
 LoadBody = Callable[[EntryMeta], dict[str, Any]]
 
-# CTX-3: only these entry types are conversation content; custom state is kept apart.
+# CTX-6, CTX-8: only these entry types are conversation content; custom state is kept apart.
 CONVERSATION_TYPES = frozenset({"message", "custom_message"})
 
-# TARGET-1: block types each target API accepts in a message's content. Anything else (including
-# unknown blocks, which history keeps unchanged) is omitted at this layer only.
+# CTX-15, CTX-16: block types each target API accepts in a message's content. Anything else
+# (including unknown blocks, which history keeps unchanged) is omitted at this layer only.
 TARGETS: dict[str, frozenset[str]] = {
     "openai-chat": frozenset({"text", "image", "audio", "toolCall"}),
     "anthropic-messages": frozenset({"text", "image", "thinking", "toolCall"}),
@@ -70,7 +70,7 @@ def select_leaf(index: SessionIndex, selector: LeafSelector) -> str | None:
     """The selected leaf id, or None for empty ancestry.
 
     CTX-1: omitted selects the last entry of any type; CTX-2: null selects empty ancestry;
-    CTX-4: an explicit id that is not an entry fails with LEAF_NOT_FOUND, never falling back.
+    CTX-3: an explicit id that is not an entry fails with LEAF_NOT_FOUND, never falling back.
     """
     if selector.kind == "default":
         return index.default_leaf
@@ -109,7 +109,7 @@ class History:
 def effective_history(index: SessionIndex, leaf: str | None, load: LoadBody) -> History:
     """The conversation along ``leaf``'s ancestry with removals applied.
 
-    Only entries on the path are read. REMOVE-3 (Decision): a removal applies only when the
+    Only entries on the path are read. CTX-7: a removal applies only when the
     removal entry itself is on the selected path, so a removal on a sibling branch hides nothing
     here. Custom state (``custom`` entries) is branch-local: only the path's entries count.
     """
@@ -133,7 +133,7 @@ def effective_history(index: SessionIndex, leaf: str | None, load: LoadBody) -> 
 def _history_item(entry: EntryMeta, body: dict[str, Any]) -> dict[str, Any]:
     if entry.type == "message":
         return {"id": entry.id, "type": "message", "message": body["message"]}
-    # CTX-5: custom_message details stay separate from content.
+    # CTX-9: custom_message details stay separate from content.
     item: dict[str, Any] = {
         "id": entry.id,
         "type": "custom_message",
@@ -150,7 +150,7 @@ def to_generic_context(history: History) -> list[dict[str, Any]]:
     """The role/content messages an LLM API would be given for ``history``.
 
     A custom_message becomes a user-role message with its content only (no details); a tool
-    result keeps its call id, name and error flag but never its details (MSG-7); unknown blocks
+    result keeps its call id, name and error flag but never its details (CTX-10); unknown blocks
     are kept as they are -- deciding what a target accepts is the next layer's job.
     """
     generic: list[dict[str, Any]] = []
@@ -191,7 +191,7 @@ def validate_for_target(
 ) -> tuple[list[dict[str, Any]], list[Omission]]:
     """The messages ``target`` accepts, and what was omitted to get there.
 
-    CTX-6: orphan tool results (no earlier assistant toolCall with that id) may be omitted only
+    CTX-17: orphan tool results (no earlier assistant toolCall with that id) may be omitted only
     here; the history keeps them. Blocks the target does not support are omitted, and a message
     left with no content by that is omitted too. The input list is not modified.
     """

@@ -22,6 +22,7 @@ __all__ = [
     "append_all",
     "fsync_directory",
     "open_append",
+    "open_read_append",
     "write_all",
     "write_new_file",
 ]
@@ -44,6 +45,12 @@ def write_all(fd: int, data: bytes) -> None:
 def open_append(path: Path) -> int:
     """A write-only ``O_APPEND`` descriptor of an existing file (never creates it: APP-21)."""
     return os.open(path, os.O_WRONLY | os.O_APPEND | _CLOEXEC)
+
+
+def open_read_append(path: Path) -> int:
+    """A read-write ``O_APPEND`` descriptor of an existing file: one descriptor validates the
+    committed bytes (``pread``), appends and fsyncs (never creates the file: APP-21)."""
+    return os.open(path, os.O_RDWR | os.O_APPEND | _CLOEXEC)
 
 
 def append_all(fd: int, data: bytes) -> None:

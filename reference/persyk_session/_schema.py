@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any, TypeGuard
+from urllib.parse import urljoin
 
 import jsonschema_rs
 import referencing
@@ -132,6 +133,10 @@ _OracleValidator = extend(Draft202012Validator, validators={"pattern": _ecma_pat
 class _Validators:
     header_fast: jsonschema_rs.Validator
     entry_fast: jsonschema_rs.Validator
+    # ENV-2: the entry schema dispatches on ``type`` (an if/then per type). For an entry whose
+    # type is already known to be one of them, its own definition alone decides the same thing,
+    # and skipping the eleven other ``if`` branches saves about a third of the fast path.
+    entry_fast_by_type: Mapping[str, jsonschema_rs.Validator]
     header_oracle: Validator
     entry_oracle: Validator
 
@@ -163,6 +168,10 @@ def _validators() -> _Validators:
     return _Validators(
         header_fast=fast(schemas["header"]),
         entry_fast=fast(schemas["entry"]),
+        entry_fast_by_type={
+            entry_type: fast({"$schema": schemas["entry"]["$schema"], "$ref": reference})
+            for entry_type, reference in _entry_references().items()
+        },
         header_oracle=oracle(oracle_schemas["header"]),
         entry_oracle=oracle(oracle_schemas["entry"]),
     )
@@ -176,6 +185,15 @@ KNOWN_BLOCK_TYPES: frozenset[str] = frozenset(
     for branch in _schemas()["blocks"]["$defs"]["Block"]["allOf"]
 )
 _ENVELOPE_FIELDS: frozenset[str] = frozenset(_schemas()["envelope"]["properties"])
+
+
+def _entry_references() -> dict[str, str]:
+    """Each entry type and the absolute ``$ref`` of its definition, as entry.json names them."""
+    entry = _schemas()["entry"]
+    return {
+        branch["if"]["properties"]["type"]["const"]: urljoin(entry["$id"], branch["then"]["$ref"])
+        for branch in entry["allOf"]
+    }
 
 
 def _entry_definitions() -> dict[str, dict[str, Any]]:
@@ -336,7 +354,13 @@ def _impossible_day(value: object) -> bool:
         return False
     if _TIMESTAMP_PATTERN.search(value) is None:
         return False  # the schema reports the form
-    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    return _missing_day(value[0:10])
+
+
+@functools.lru_cache(maxsize=1024)
+def _missing_day(date: str) -> bool:
+    """ENV-5 for ``YYYY-MM-DD`` (a session repeats a few dates many times, hence the cache)."""
+    year, month, day = int(date[0:4]), int(date[5:7]), int(date[8:10])
     last = 29 if month == 2 and calendar.isleap(year) else _DAYS_IN_MONTH[month]
     return day > last
 
@@ -439,6 +463,32 @@ _BEYOND_SCHEMA: dict[str, Callable[[dict[str, Any]], Iterator[Located]]] = {
 }
 
 
+# Block types with rules beyond the schema: an audio block's startMs < endMs, and an asset's
+# byteRange end > start (image and audio blocks carry assets).
+_BLOCK_TYPES_WITH_RULES = frozenset({"image", "audio"})
+
+
+def _beyond_schema_may_apply(entry: dict[str, Any], entry_type: str) -> bool:
+    """False when no rule beyond the schema can apply to this *schema-valid* entry.
+
+    A cheap screen for the common record, trusting what the schema has just guaranteed: the
+    timestamp has the Timestamp form, a message has content, and every block is an object with
+    a string type. True means only "check": :func:`_entry_faults_beyond_schema` decides.
+    """
+    if entry["timestamp"][8:10] > "28":  # ENV-5: days 29..31 need the calendar
+        return True
+    if entry_type == "message":
+        blocks = entry["message"]["content"]
+    elif entry_type == "custom_message":
+        blocks = entry["content"]
+    else:
+        return entry_type in _BEYOND_SCHEMA
+    for block in blocks:
+        if block["type"] in _BLOCK_TYPES_WITH_RULES:
+            return True
+    return False
+
+
 def _entry_faults_beyond_schema(entry: dict[str, Any], entry_type: str) -> Iterator[Located]:
     if _impossible_day(entry.get("timestamp")):
         yield Code.ENVELOPE_INVALID, ("timestamp",), _NO_SUCH_DAY
@@ -494,7 +544,9 @@ def validate_entry(obj: dict[str, Any]) -> list[Diagnostic]:
         detail = "entry type is not one of the v1 types"
         return [Diagnostic(Code.ENTRY_TYPE_UNKNOWN, pointer="/type", detail=detail)]
     validators = _validators()
-    if validators.entry_fast.is_valid(obj):
+    if validators.entry_fast_by_type[entry_type].is_valid(obj):
+        if not _beyond_schema_may_apply(obj, entry_type):
+            return []
         beyond = list(_entry_faults_beyond_schema(obj, entry_type))
         return _diagnostics(beyond) if beyond else []
     located: list[Located] = []

@@ -56,86 +56,98 @@ class StreamedLine:
     terminated: bool
 
 
+# One physical line: (line number, file offset, length without the LF, the bytes or None when
+# over the limit, whether an LF ended it). A plain tuple: this is made once per line of a read.
+_Line = tuple[int, int, int, bytes | None, bool]
+
+
+def _split_stream(read: Callable[[int], bytes], *, chunk_size: int, limit: int) -> Iterator[_Line]:
+    """The lines of the byte stream ``read(n)`` yields, cut per chunk with ``bytes.split``.
+
+    Only a line still open at the end of a chunk is carried over; once it grows past ``limit``
+    its bytes are dropped and only its length is kept (REC-21), so memory stays within the
+    limit plus a chunk whatever the file holds.
+    """
+    line_no = 1
+    offset = 0  # file offset of line ``line_no``
+    open_parts: list[bytes] = []  # bytes of the line still open after the last chunk
+    open_length = 0  # its length so far; over ``limit`` its bytes are no longer held
+    while chunk := read(chunk_size):
+        if b"\n" not in chunk:  # the open line goes on (never split: it may be huge)
+            open_length += len(chunk)
+            if open_length > limit:
+                open_parts.clear()
+            else:
+                open_parts.append(chunk)
+            continue
+        pieces = chunk.split(b"\n")
+        tail = pieces.pop()  # after the chunk's last LF: the start of the next open line
+        if open_length:  # the first piece ends the line carried over from earlier chunks
+            length = open_length + len(pieces[0])
+            data = b"".join([*open_parts, pieces[0]]) if length <= limit else None
+            yield line_no, offset, length, data, True
+            line_no += 1
+            offset += length + 1
+            del pieces[0]
+        for piece in pieces:
+            length = len(piece)
+            yield line_no, offset, length, piece if length <= limit else None, True
+            line_no += 1
+            offset += length + 1
+        open_length = len(tail)
+        open_parts = [tail] if 0 < open_length <= limit else []
+    if open_length:
+        data = b"".join(open_parts) if open_length <= limit else None
+        yield line_no, offset, open_length, data, False
+
+
 def iter_lines(
     read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE, limit: int = MAX_RECORD_BYTES
 ) -> Iterator[StreamedLine]:
     """Split the byte stream given by ``read(n)`` into LF-terminated lines.
 
-    REC-3: a line longer than ``limit`` is counted but never held: its bytes are dropped as they
-    arrive until its LF. A final piece without an LF comes out with ``terminated=False``.
+    REC-21: a line longer than ``limit`` is counted but never held: its bytes are dropped as
+    they arrive until its LF. A final piece without an LF comes out with ``terminated=False``.
     """
-    line_no = 1
-    start = 0  # file offset of the current line's first byte
-    base = 0  # file offset of the current chunk's first byte
-    parts: list[bytes] = []
-    held = 0  # length of the current line so far, held or not
-    over = False
-    while chunk := read(chunk_size):
-        pos = 0
-        while True:
-            nl = chunk.find(b"\n", pos)
-            if nl < 0:
-                rest = len(chunk) - pos
-                if not over and held + rest > limit:
-                    over = True
-                    parts.clear()
-                if not over and rest:
-                    parts.append(chunk[pos:])
-                held += rest
-                break
-            total = held + (nl - pos)
-            if over or total > limit:
-                yield StreamedLine(line_no, start, total, None, True)
-            else:
-                data = b"".join([*parts, chunk[pos:nl]]) if parts else chunk[pos:nl]
-                yield StreamedLine(line_no, start, total, data, True)
-            parts = []
-            held = 0
-            over = False
-            line_no += 1
-            start = base + nl + 1
-            pos = nl + 1
-        base += len(chunk)
-    if held:
-        yield StreamedLine(line_no, start, held, None if over else b"".join(parts), False)
+    for line in _split_stream(read, chunk_size=chunk_size, limit=limit):
+        yield StreamedLine(*line)
 
 
 def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) -> SessionIndex:
     """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule."""
     builder = IndexBuilder()
     seen_bytes = False
-    for raw in iter_lines(read, chunk_size=chunk_size):
+    lines = _split_stream(read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES)
+    for line, offset, length, data, terminated in lines:
         seen_bytes = True
-        if raw.length > MAX_RECORD_BYTES:
-            # REC-3: over the limit, whether terminated or not (a limit is never a torn tail).
+        if length > MAX_RECORD_BYTES:
+            # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
             builder.report(
                 [
                     Diagnostic(
-                        Code.RECORD_TOO_LARGE,
-                        line=raw.line,
-                        detail="the record is larger than 1 MiB",
+                        Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB"
                     )
                 ]
             )
             continue
-        if not raw.terminated or raw.data is None:
-            # REC-1 / READ-1: a final record without LF is reported, never parsed or repaired.
+        if not terminated or data is None:
+            # REC-16 / READ-1: a final record without LF is reported, never parsed or repaired.
             builder.report(
                 [
                     Diagnostic(
                         Code.RECORD_UNTERMINATED,
-                        line=raw.line,
+                        line=line,
                         detail="the last record has no terminating LF",
                     )
                 ]
             )
             continue
         try:
-            obj = parse_record(raw.data, line=raw.line)
+            obj = parse_record(data, line=line)
         except ContractError as error:
             builder.report(list(error.diagnostics))
             continue
-        builder.add_record(obj, line=raw.line, offset=raw.offset, length=raw.length)
+        builder.add_record(obj, line=line, offset=offset, length=length)
     return builder.build(empty=not seen_bytes)
 
 

@@ -41,7 +41,7 @@ def _session(args: dict[str, Any]) -> str:
 
 
 def leaf_arg(args: dict[str, Any]) -> LeafSelector:
-    # CTX-1/2/4 and APP-16: absent = no continuation, null = the empty ancestry, a string = an id.
+    # CTX-1/2/3 and APP-16: absent = no continuation, null = the empty ancestry, a string = an id.
     if "leaf" not in args:
         return LeafSelector.default()
     leaf = args["leaf"]

@@ -46,7 +46,7 @@ def _session_arg(args: dict[str, Any]) -> str:
 
 
 def leaf_selector(args: dict[str, Any]) -> LeafSelector:
-    """CTX-1/2/4: ``leaf`` absent selects the default, null the empty ancestry, a string an id."""
+    """CTX-1/2/3: ``leaf`` absent selects the default, null the empty ancestry, a string an id."""
     if "leaf" not in args:
         return LeafSelector.default()
     leaf = args["leaf"]
