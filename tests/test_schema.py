@@ -16,6 +16,8 @@ from persyk_session import Code
 from persyk_session._schema import (
     KNOWN_BLOCK_TYPES,
     KNOWN_ENTRY_TYPES,
+    _beyond_schema_may_apply,
+    _validators,
     load_schema,
     schema_files,
     validate_entry,
@@ -900,3 +902,23 @@ def test_diagnostics_never_quote_input_values(record: dict[str, Any]) -> None:
     diagnostics = (validate_header if record["type"] == "session" else validate_entry)(record)
     assert diagnostics
     assert SECRET not in orjson.dumps([d.to_json() for d in diagnostics]).decode()
+
+
+# validate_entry skips the rules beyond the schema for a schema-valid entry when a cheap screen
+# says none can apply; every rejection case that only such a rule catches must pass the screen.
+BEYOND_SCHEMA_ONLY = {
+    name: record
+    for name, (record, _) in {**ENVELOPE_CASES, **FIELD_CASES}.items()
+    if record.get("type") in KNOWN_ENTRY_TYPES and _validators().entry_fast.is_valid(record)
+}
+
+
+def test_cases_beyond_the_schema_are_found() -> None:
+    # Calendar days, audio and gap ordering, byte ranges, the recording asset name.
+    assert len(BEYOND_SCHEMA_ONLY) >= 8, sorted(BEYOND_SCHEMA_ONLY)
+
+
+@pytest.mark.parametrize("record", BEYOND_SCHEMA_ONLY.values(), ids=BEYOND_SCHEMA_ONLY.keys())
+def test_screen_lets_every_rule_beyond_the_schema_apply(record: dict[str, Any]) -> None:
+    assert _beyond_schema_may_apply(record, record["type"])
+    assert validate_entry(record)

@@ -306,3 +306,48 @@ def test_reject_asset_fault_inside_custom_message_block() -> None:
         "display": True,
     }
     assert faults(record) == [(Code.ASSET_REF_INVALID, "/content/0/asset/path")]
+
+
+def custom_message(*blocks: Any) -> dict[str, Any]:
+    content = copy.deepcopy(list(blocks))
+    return {
+        "type": "custom_message",
+        **ENVELOPE,
+        "customType": "x",
+        "content": content,
+        "display": True,
+    }
+
+
+# Rules beyond the schema inside blocks are checked only when validate_entry's screen sees an
+# image or audio block: the screen must look past the harmless blocks before it.
+TEXT = {"type": "text", "text": "a"}
+REVERSED_AUDIO = {"type": "audio", "asset": PNG, "startMs": 9, "endMs": 5}
+EMPTY_RANGE_IMAGE = image(**PNG, byteRange={"start": 7, "end": 7})
+BEYOND_SCHEMA_IN_BLOCKS: dict[str, tuple[dict[str, Any], list[tuple[Code, str]]]] = {
+    "audio-reversed-after-text": (
+        with_blocks(TEXT, REVERSED_AUDIO),
+        [(Code.BLOCK_INVALID, "/message/content/1/endMs")],
+    ),
+    "image-empty-range-after-unknown-block": (
+        with_blocks({"type": "x-note"}, EMPTY_RANGE_IMAGE),
+        [(Code.ASSET_REF_INVALID, "/message/content/1/asset/byteRange/end")],
+    ),
+    "custom-message-audio-reversed-after-text": (
+        custom_message(TEXT, TEXT, REVERSED_AUDIO),
+        [(Code.BLOCK_INVALID, "/content/2/endMs")],
+    ),
+    "custom-message-image-empty-range": (
+        custom_message(EMPTY_RANGE_IMAGE),
+        [(Code.ASSET_REF_INVALID, "/content/0/asset/byteRange/end")],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"), BEYOND_SCHEMA_IN_BLOCKS.values(), ids=BEYOND_SCHEMA_IN_BLOCKS.keys()
+)
+def test_reject_block_rule_beyond_schema_after_other_blocks(
+    record: dict[str, Any], expected: list[tuple[Code, str]]
+) -> None:
+    assert faults(record) == expected

@@ -201,7 +201,8 @@ def plan_append(
 
     ``end_offset`` is the committed file size and ``next_line`` the line the first new record
     would occupy. ``builder`` is advanced with each accepted record (so later records of the
-    batch may reference earlier ones); pass a fresh one per batch.
+    batch may reference earlier ones) and then describes the file as it will be once
+    ``plan.data`` is written: the caller keeps it only if that write is fsynced.
     """
     # APP-8: refused whole, before anything else is looked at.
     if len(items) > MAX_BATCH_RECORDS:
@@ -259,8 +260,7 @@ def plan_append(
         if found:
             error = found[0]
             break
-        length = len(item.data) - 1
-        builder.add_entry(value, line=line, offset=offset, length=length)
+        builder.commit_checked(value, line=line, offset=offset, length=len(item.data) - 1)
         assert isinstance(entry_id, str)  # the schema guarantees an Id
         in_batch[entry_id] = value
         parts.append(item.data)

@@ -4,7 +4,9 @@ APP-7 asks every mutation to validate the committed file under the lock. Re-read
 file each time makes an append cost grow with the session, so this module keeps, per process,
 what the last mutation validated -- the index builder (never built, so it can keep going), the
 validated byte length and the final bytes of the last record -- keyed by the file's
-``(st_dev, st_ino)``. Under the session lock the state is checked against a fresh ``fstat``:
+``(st_dev, st_ino)``, with the file's descriptor held open so that the inode cannot be freed and
+its number reused by another file while the state is cached (at most MAX_LIVE_SESSIONS
+descriptors per process). Under the session lock the state is checked against a fresh ``fstat``:
 
 * same identity, same size, same ``ctime`` and the same last-record bytes: reuse it;
 * the file grew (another process appended under the lock): validate and index only the new
@@ -63,6 +65,7 @@ class LiveSession:
     the committed graph and is advanced by the planner.
     """
 
+    fd: int  # held open while cached, so the inode (and the key) cannot be reused
     identity: Identity
     size: int
     ctime_ns: int
@@ -142,16 +145,23 @@ def _take(identity: Identity) -> LiveSession | None:
 
 def _keep(state: LiveSession) -> None:
     with _guard:
-        _states.pop(state.identity, None)
+        replaced = _states.pop(state.identity, None)
         _states[state.identity] = state  # insertion order is recency
+        evicted = [replaced] if replaced is not None and replaced.fd != state.fd else []
         while len(_states) > MAX_LIVE_SESSIONS:
-            del _states[next(iter(_states))]
+            evicted.append(_states.pop(next(iter(_states))))
+    for old in evicted:
+        os.close(old.fd)
 
 
 def forget_live_sessions() -> None:
-    """Drop every cached state (the next mutation of each session validates the whole file)."""
+    """Drop every cached state and close its descriptor (the next mutation of each session
+    validates the whole file again)."""
     with _guard:
+        dropped = list(_states.values())
         _states.clear()
+    for state in dropped:
+        os.close(state.fd)
 
 
 # --- the I/O shell -----------------------------------------------------------------------------
@@ -174,14 +184,17 @@ class LiveFile:
     """A session file opened for a mutation under the session lock.
 
     ``state`` is the validated live state, or None when the committed file breaks a read-phase
-    rule; then ``fault_line`` is the line of its first fault (APP-7). Only :meth:`keep` puts a
-    state back into the cache.
+    rule; then ``fault_line`` is the line of its first fault (APP-7). Only :meth:`keep` and
+    :meth:`after_write` put a state back into the cache; otherwise the descriptor is closed when
+    the mutation ends.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, cached: LiveSession | None) -> None:
         self.fd = fd
+        self._cached = cached
         self.state: LiveSession | None = None
         self.fault_line = 1
+        self.kept = False
 
     def load(self, entry: EntryMeta) -> dict[str, Any]:
         """The committed body of ``entry``, read by its indexed position (one ``pread``)."""
@@ -191,7 +204,9 @@ class LiveFile:
         return parse_record(data, line=entry.line)
 
     def keep(self, state: LiveSession) -> None:
+        """Cache ``state``: the file holds exactly what it describes."""
         self.state = state
+        self.kept = True
         _keep(state)
 
     def after_write(self, state: LiveSession, data: bytes) -> None:
@@ -204,14 +219,14 @@ class LiveFile:
         if stat.st_size != size:
             return  # someone wrote without the lock: trust nothing, validate all next time
         last = data.rfind(b"\n", 0, len(data) - 1) + 1
-        self.keep(LiveSession(state.identity, size, stat.st_ctime_ns,
-                              data[max(last, len(data) - TAIL_PROBE_BYTES):], state.builder))
+        tail = data[max(last, len(data) - TAIL_PROBE_BYTES):]
+        self.keep(LiveSession(self.fd, state.identity, size, stat.st_ctime_ns, tail, state.builder))
 
     def refresh(self) -> None:
         """Bring ``state`` up to date with the file (see the module docstring)."""
         stat = os.fstat(self.fd)
         identity = (stat.st_dev, stat.st_ino)
-        cached = _take(identity)
+        cached = self._cached if self._cached is not None and self._cached.fd == self.fd else None
         decision = plan_refresh(cached, identity, stat.st_size, stat.st_ctime_ns)
         if cached is not None and decision is not Refresh.FULL and not self._tail_matches(cached):
             decision = Refresh.FULL
@@ -254,16 +269,32 @@ class LiveFile:
         record = (last.length + 1) if last is not None else size  # else the header is the file
         probe = min(record, TAIL_PROBE_BYTES)
         tail = os.pread(self.fd, probe, size - probe)
-        return LiveSession(identity, size, ctime_ns, tail, builder)
+        return LiveSession(self.fd, identity, size, ctime_ns, tail, builder)
+
+
+def _open(file: Path) -> int:
+    try:
+        return _fsutil.open_read_append(file)
+    except OSError:
+        raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
 
 
 @contextmanager
 def open_live(file: Path) -> Iterator[LiveFile]:
-    """Open ``file`` for a mutation and bring its live state up to date. Call under the lock."""
-    fd = _fsutil.open_read_append(file)
+    """Open ``file`` for a mutation and bring its live state up to date. Call under the lock.
+
+    A cached state is used only if ``file`` still names the inode it holds open; holding it
+    open is what makes ``(st_dev, st_ino)`` a safe key (an inode in use is never reused).
+    """
     try:
-        live = LiveFile(fd)
+        named = os.stat(file)
+    except OSError:
+        raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
+    cached = _take((named.st_dev, named.st_ino))
+    live = LiveFile(cached.fd if cached is not None else _open(file), cached)
+    try:
         live.refresh()
         yield live
     finally:
-        os.close(fd)
+        if not live.kept:
+            os.close(live.fd)

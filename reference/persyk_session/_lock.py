@@ -41,8 +41,14 @@ _UNSUPPORTED: Final = frozenset({errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, e
 # Errors meaning "someone else holds it": wait and retry.
 _HELD: Final = frozenset({errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES})
 
+# Descriptors never leak into child processes (adapters spawn them).
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+
 _registry_guard = threading.Lock()
-_thread_locks: dict[str, threading.Lock] = {}
+# Keyed by the session directory's (st_dev, st_ino): every spelling of one directory (relative,
+# through symlinks, bind mounts) meets the same lock, at the cost of one stat (realpath walks
+# every component).
+_thread_locks: dict[tuple[int, int], threading.Lock] = {}
 
 
 def lock_timeout(timeout: float | None = None) -> float:
@@ -63,7 +69,11 @@ def _unavailable(detail: str) -> ContractError:
 
 
 def _thread_lock(directory: Path) -> threading.Lock:
-    key = os.path.realpath(directory)
+    try:
+        info = os.stat(directory)
+    except OSError:
+        raise _unavailable("the session lock file cannot be opened") from None
+    key = (info.st_dev, info.st_ino)
     with _registry_guard:
         lock = _thread_locks.get(key)
         if lock is None:
@@ -83,7 +93,7 @@ def session_lock(directory: Path, *, timeout: float | None = None) -> Iterator[N
     if not thread_lock.acquire(timeout=bound):
         raise _unavailable("another writer in this process holds the session lock")
     try:
-        fd = _open_lock_file(directory / LOCK_FILE)
+        fd = _open_lock_file(os.path.join(directory, LOCK_FILE))
         try:
             _flock_until(fd, deadline)
             yield
@@ -93,9 +103,9 @@ def session_lock(directory: Path, *, timeout: float | None = None) -> Iterator[N
         thread_lock.release()
 
 
-def _open_lock_file(path: Path) -> int:
+def _open_lock_file(path: str) -> int:
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o644)
     except OSError:
         raise _unavailable("the session lock file cannot be opened") from None
 

@@ -483,10 +483,7 @@ def _beyond_schema_may_apply(entry: dict[str, Any], entry_type: str) -> bool:
         blocks = entry["content"]
     else:
         return entry_type in _BEYOND_SCHEMA
-    for block in blocks:
-        if block["type"] in _BLOCK_TYPES_WITH_RULES:
-            return True
-    return False
+    return any(block["type"] in _BLOCK_TYPES_WITH_RULES for block in blocks)
 
 
 def _entry_faults_beyond_schema(entry: dict[str, Any], entry_type: str) -> Iterator[Located]:

@@ -62,40 +62,38 @@ _Line = tuple[int, int, int, bytes | None, bool]
 
 
 def _split_stream(read: Callable[[int], bytes], *, chunk_size: int, limit: int) -> Iterator[_Line]:
-    """The lines of the byte stream ``read(n)`` yields, cut per chunk with ``bytes.split``.
+    """The lines of the byte stream ``read(n)`` yields.
 
     Only a line still open at the end of a chunk is carried over; once it grows past ``limit``
     its bytes are dropped and only its length is kept (REC-21), so memory stays within the
-    limit plus a chunk whatever the file holds.
+    limit plus a chunk whatever the file holds. Lines are cut with ``find`` (memchr) rather
+    than ``bytes.split``: as fast for short lines, and several times faster for long ones.
     """
     line_no = 1
     offset = 0  # file offset of line ``line_no``
     open_parts: list[bytes] = []  # bytes of the line still open after the last chunk
     open_length = 0  # its length so far; over ``limit`` its bytes are no longer held
     while chunk := read(chunk_size):
-        if b"\n" not in chunk:  # the open line goes on (never split: it may be huge)
-            open_length += len(chunk)
-            if open_length > limit:
-                open_parts.clear()
+        pos = 0
+        while (nl := chunk.find(b"\n", pos)) >= 0:
+            length = open_length + nl - pos
+            if length > limit:
+                data = None
+            elif open_parts:
+                data = b"".join([*open_parts, chunk[pos:nl]])
             else:
-                open_parts.append(chunk)
-            continue
-        pieces = chunk.split(b"\n")
-        tail = pieces.pop()  # after the chunk's last LF: the start of the next open line
-        if open_length:  # the first piece ends the line carried over from earlier chunks
-            length = open_length + len(pieces[0])
-            data = b"".join([*open_parts, pieces[0]]) if length <= limit else None
+                data = chunk[pos:nl]
             yield line_no, offset, length, data, True
             line_no += 1
             offset += length + 1
-            del pieces[0]
-        for piece in pieces:
-            length = len(piece)
-            yield line_no, offset, length, piece if length <= limit else None, True
-            line_no += 1
-            offset += length + 1
-        open_length = len(tail)
-        open_parts = [tail] if 0 < open_length <= limit else []
+            open_parts = []
+            open_length = 0
+            pos = nl + 1
+        open_length += len(chunk) - pos
+        if open_length > limit:
+            open_parts = []
+        elif pos < len(chunk):
+            open_parts.append(chunk[pos:] if pos else chunk)
     if open_length:
         data = b"".join(open_parts) if open_length <= limit else None
         yield line_no, offset, open_length, data, False
