@@ -9,9 +9,11 @@ PERSYK_BENCH_CONTEXT_ENTRIES (default 100000), PERSYK_BENCH_OPEN_MB (default 102
 
 from __future__ import annotations
 
+import mmap
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,24 @@ def _parse_every_line(path: Path) -> int:
             for line in lines:
                 orjson.loads(line)
                 count += 1
+    return count
+
+
+def _parse_every_line_mapped(path: Path) -> int:
+    """The floor for very long lines: map the file and parse each line from one copy.
+
+    Chunked splitting copies a line that spans chunks twice; for 700 KB records that copying,
+    not parsing, dominated, which would flatter the implementation. Each group uses the faster
+    of the two floors for its input shape (measured: chunks win for short lines, the map for
+    long ones).
+    """
+    count = 0
+    with open(path, "rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        find, loads, start = mm.find, orjson.loads, 0
+        while (end := find(b"\n", start)) >= 0:
+            loads(mm[start:end])
+            count += 1
+            start = end + 1
     return count
 
 
@@ -109,20 +129,32 @@ def test_context_projection_branched(benchmark: Any, branched_dir: Path) -> None
     benchmark.extra_info["messages_on_leaf_path"] = len(result["messages"])
 
 
+# VmHWM (peak resident set of this process image), not ru_maxrss: on Linux ru_maxrss survives
+# execve, so a child started by a large parent would report the parent's peak.
 _PEAK_RSS = """
-import resource, sys
+import sys
 from persyk_session._store import open_session
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+
+before = peak_kib()
 session = open_session(sys.argv[1])
 assert session.valid, session.diagnostics[:3]
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(before, after, len(session.index.entries))
+print(before, peak_kib(), len(session.index.entries))
 """
 
 
 @pytest.mark.benchmark(group="open-audio-heavy")
-def test_floor_read_every_byte(benchmark: Any, audio_dir: Path) -> None:
-    total = benchmark.pedantic(_read_every_byte, args=(audio_dir / "session.jsonl",), rounds=2)
+def test_floor_orjson_parse_audio_heavy(benchmark: Any, audio_dir: Path) -> None:
+    # Opening validates every record, so the floor parses every line (reading alone is in
+    # extra_info for scale: the page cache serves it at memory speed).
+    path = audio_dir / "session.jsonl"
+    benchmark.pedantic(_parse_every_line_mapped, args=(path,), rounds=2)
+    began = time.perf_counter()
+    total = _read_every_byte(path)
+    benchmark.extra_info["read_only_s"] = round(time.perf_counter() - began, 3)
     benchmark.extra_info["MB"] = round(total / 2**20)
 
 

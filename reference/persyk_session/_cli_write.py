@@ -14,8 +14,9 @@ from typing import Any
 import orjson
 
 from ._append import append_records, items_from_jsonl
+from ._args import leaf_selector
 from ._errors import Code, ContractError
-from ._write_ops import leaf_arg, op_create, op_read, op_recover, op_remove
+from ._write_ops import op_create, op_read, op_recover, op_remove
 
 __all__ = [
     "args_append",
@@ -106,7 +107,7 @@ def cmd_append(args: argparse.Namespace) -> int:
             data = stream.read()
     try:
         result = append_records(
-            args.path, items_from_jsonl(data), leaf=leaf_arg(_leaf_args(args))
+            args.path, items_from_jsonl(data), leaf=leaf_selector(_leaf_args(args))
         ).to_json()
     except ContractError as error:
         result = {"error": error.diagnostics[0].to_json(), "committed": [], "alreadyPresent": []}

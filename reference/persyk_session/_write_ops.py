@@ -17,39 +17,12 @@ from ._append import (
     items_from_objects,
     remove_entry,
 )
-from ._context import LeafSelector
+from ._args import leaf_selector, session_arg, string_arg
 from ._errors import Code, ContractError, UsageError
 from ._paging import read_page
 from ._recovery import recover
 
-__all__ = ["leaf_arg", "op_append", "op_create", "op_read", "op_recover", "op_remove"]
-
-
-def _string_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
-    value = args.get(name)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value:
-        raise UsageError(Code.USAGE, f"the argument '{name}' must be a non-empty string")
-    return value
-
-
-def _session(args: dict[str, Any]) -> str:
-    session = _string_arg(args, "session")
-    assert session is not None
-    return session
-
-
-def leaf_arg(args: dict[str, Any]) -> LeafSelector:
-    # CTX-1/2/3 and APP-16: absent = no continuation, null = the empty ancestry, a string = an id.
-    if "leaf" not in args:
-        return LeafSelector.default()
-    leaf = args["leaf"]
-    if leaf is None:
-        return LeafSelector.null()
-    if isinstance(leaf, str):
-        return LeafSelector.explicit(leaf)
-    raise UsageError(Code.USAGE, "the argument 'leaf' must be absent, null or a string")
+__all__ = ["op_append", "op_create", "op_read", "op_recover", "op_remove"]
 
 
 def _lock_timeout(args: dict[str, Any]) -> float | None:
@@ -70,9 +43,9 @@ def op_create(args: dict[str, Any]) -> dict[str, Any]:
     """``{"header": {...}}`` or ``{"error": D}`` (SESSION_EXISTS, HEADER_INVALID, IO_FAILED)."""
     try:
         header = create_session(
-            _session(args),
-            id=_string_arg(args, "id", required=False),
-            timestamp=_string_arg(args, "timestamp", required=False),
+            session_arg(args),
+            id=string_arg(args, "id", required=False),
+            timestamp=string_arg(args, "timestamp", required=False),
         )
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
@@ -91,16 +64,16 @@ def op_append(args: dict[str, Any]) -> dict[str, Any]:
             raise UsageError(Code.USAGE, "the argument 'records' must be an array")
         items = items_from_objects(records)
     else:
-        name = _string_arg(args, "recordsFile")
+        name = string_arg(args, "recordsFile")
         assert name is not None
         try:
             data = Path(name).read_bytes()
         except OSError:
             raise UsageError(Code.PATH_NOT_FOUND, "the records file cannot be read") from None
         items = items_from_jsonl(data)
-    leaf = leaf_arg(args)
+    leaf = leaf_selector(args)
     try:
-        result = append_records(_session(args), items, leaf=leaf, timeout=_lock_timeout(args))
+        result = append_records(session_arg(args), items, leaf=leaf, timeout=_lock_timeout(args))
     except ContractError as error:
         return _append_failure(error)
     return result.to_json()
@@ -108,15 +81,15 @@ def op_append(args: dict[str, Any]) -> dict[str, Any]:
 
 def op_remove(args: dict[str, Any]) -> dict[str, Any]:
     """Append a ``message.removed`` of ``targetId`` onto the selected leaf (APP-18)."""
-    target = _string_arg(args, "targetId")
+    target = string_arg(args, "targetId")
     assert target is not None
     try:
         result = remove_entry(
-            _session(args),
+            session_arg(args),
             target,
-            id=_string_arg(args, "id"),
-            timestamp=_string_arg(args, "timestamp"),
-            leaf=leaf_arg(args),
+            id=string_arg(args, "id"),
+            timestamp=string_arg(args, "timestamp"),
+            leaf=leaf_selector(args),
             timeout=_lock_timeout(args),
         )
     except ContractError as error:
@@ -127,7 +100,7 @@ def op_remove(args: dict[str, Any]) -> dict[str, Any]:
 def op_recover(args: dict[str, Any]) -> dict[str, Any]:
     """``{"action", "preserved"}`` or ``{"error": D}``."""
     try:
-        result = recover(_session(args), timeout=_lock_timeout(args))
+        result = recover(session_arg(args), timeout=_lock_timeout(args))
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
     return result.to_json()
@@ -142,7 +115,7 @@ def op_read(args: dict[str, Any]) -> dict[str, Any]:
     if cursor is not None and not isinstance(cursor, str):
         raise UsageError(Code.USAGE, "the argument 'cursor' must be a string or null")
     try:
-        page = read_page(_session(args), page_size, cursor)
+        page = read_page(session_arg(args), page_size, cursor)
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
     return page.to_json()

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._args import leaf_selector, session_arg
 from ._context import (
     DEFAULT_TARGET,
     TARGETS,
-    LeafSelector,
     effective_history,
     select_leaf,
     to_generic_context,
@@ -38,25 +38,6 @@ Operation = Callable[[dict[str, Any]], dict[str, Any]]
 VIEWS = frozenset({"history", "generic", "target"})
 
 
-def _session_arg(args: dict[str, Any]) -> str:
-    session = args.get("session")
-    if not isinstance(session, str) or not session:
-        raise UsageError(Code.USAGE, "the argument 'session' must be a non-empty path string")
-    return session
-
-
-def leaf_selector(args: dict[str, Any]) -> LeafSelector:
-    """CTX-1/2/3: ``leaf`` absent selects the default, null the empty ancestry, a string an id."""
-    if "leaf" not in args:
-        return LeafSelector.default()
-    leaf = args["leaf"]
-    if leaf is None:
-        return LeafSelector.null()
-    if isinstance(leaf, str):
-        return LeafSelector.explicit(leaf)
-    raise UsageError(Code.USAGE, "the argument 'leaf' must be absent, null or a string")
-
-
 def _error(diagnostic: Diagnostic) -> dict[str, Any]:
     return {"error": diagnostic.to_json()}
 
@@ -73,7 +54,7 @@ def _first_problem(session: OpenSession) -> Diagnostic | None:
 
 def op_validate(args: dict[str, Any]) -> dict[str, Any]:
     """``{"valid", "errors", "truncated"}``; errors sorted by line, at most 100."""
-    session = open_session(_session_arg(args))
+    session = open_session(session_arg(args))
     index = session.index
     return {
         "valid": index.valid,
@@ -93,7 +74,7 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
     if target not in TARGETS:
         raise UsageError(Code.USAGE, "the argument 'target' names no known target")
     selector = leaf_selector(args)
-    session = open_session(_session_arg(args))
+    session = open_session(session_arg(args))
     problem = _first_problem(session)
     if problem is not None:
         return _error(problem)
@@ -119,7 +100,7 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
 
 def op_info(args: dict[str, Any]) -> dict[str, Any]:
     """Header, global name/archive/labels, counts and default leaf, from the index alone."""
-    session = open_session(_session_arg(args))
+    session = open_session(session_arg(args))
     problem = _first_problem(session)
     if problem is not None:
         return _error(problem)
