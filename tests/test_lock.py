@@ -52,6 +52,20 @@ def test_append_waits_then_fails_with_lock_unavailable(
     assert (tmp_path / "s" / "session.jsonl").read_bytes() == before
 
 
+def test_append_through_a_symlinked_session_file_takes_the_target_directorys_lock(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    # APP-5: a writer through the link and one at the file itself must exclude each other.
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / "session.jsonl").symlink_to(tmp_path / "s" / "session.jsonl")
+    before = (tmp_path / "s" / "session.jsonl").read_bytes()
+    with pytest.raises(ContractError) as caught:
+        append(tmp_path / "link", [user("a", None)], timeout=0.2)
+    assert caught.value.code is Code.LOCK_UNAVAILABLE
+    assert (tmp_path / "s" / "session.jsonl").read_bytes() == before
+    assert not (tmp_path / "link" / LOCK_FILE).exists()
+
+
 def test_operation_reports_lock_unavailable_as_result(
     tmp_path: Path, holder: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

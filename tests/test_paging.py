@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,23 @@ def test_foreign_or_malformed_cursor_is_invalid(tmp_path: Path, cursor: str) -> 
     new_session(tmp_path / "s", *chain("m", 3))
     with pytest.raises(ContractError) as caught:
         read_page(tmp_path / "s", 2, cursor)
+    assert caught.value.code is Code.CURSOR_INVALID
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    # Each spoiler adds a multiple of 4 characters that a lenient base64 decoder ignores.
+    [lambda c: c + "!!!!", lambda c: c + "====", lambda c: c[:4] + "\n\n\n\n" + c[4:]],
+    ids=["junk-appended", "extra-padding", "newlines-inside"],
+)
+def test_altered_spelling_of_a_valid_cursor_is_invalid(
+    tmp_path: Path, spoil: Callable[[str], str]
+) -> None:
+    new_session(tmp_path / "s", *chain("m", 3))
+    valid = read_page(tmp_path / "s", 1).next_cursor
+    assert valid is not None
+    with pytest.raises(ContractError) as caught:
+        read_page(tmp_path / "s", 1, spoil(valid))
     assert caught.value.code is Code.CURSOR_INVALID
 
 

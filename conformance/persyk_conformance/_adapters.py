@@ -47,6 +47,20 @@ __all__ = [
 
 # How long a stopped adapter gets to exit on its own before it is killed.
 STOP_GRACE_SECONDS = 2.0
+# The longest stdout line the runner reads from an adapter (LF excluded). A reply of protocol 1
+# is at most a few MiB (records are at most 1 MiB); a longer line, or a stream with no LF at
+# all, is a crash, never a reason to hold gigabytes in memory.
+MAX_LINE_BYTES = 64 << 20
+# Lines read ahead of the runner; the reader thread waits when this many are pending, so an
+# adapter flooding stdout is held back by its own pipe instead of filling the runner's memory.
+MAX_PENDING_LINES = 4
+
+
+class _LineTooLong:
+    """What the reader thread queues when a line passes MAX_LINE_BYTES (then it stops reading)."""
+
+
+LINE_TOO_LONG = _LineTooLong()
 
 
 class AdapterCrashed(Exception):
@@ -107,7 +121,8 @@ class SubprocessAdapter:
         self._stderr_path = stderr_path
         self._strict = strict
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._lines: queue.Queue[bytes | _LineTooLong | None] = queue.Queue()
+        self._pump_stop = threading.Event()
         self._seq = 0
         self._hello: Hello | None = None
         stderr_path.touch()
@@ -146,10 +161,13 @@ class SubprocessAdapter:
                 )
             except OSError as exc:
                 raise AdapterCrashed(f"cannot start the adapter {self._argv!r}: {exc}") from None
-        self._lines = queue.Queue()
+        self._lines = queue.Queue(MAX_PENDING_LINES)
+        self._pump_stop = threading.Event()
         assert self._proc.stdout is not None
         threading.Thread(
-            target=_pump_lines, args=(self._proc.stdout, self._lines), daemon=True
+            target=_pump_lines,
+            args=(self._proc.stdout, self._lines, self._pump_stop),
+            daemon=True,
         ).start()
         self._seq = 0
         self._send(encode_hello())
@@ -220,17 +238,21 @@ class SubprocessAdapter:
         if proc is None:
             return
         self._proc = None
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        self._pump_stop.set()
+        # Kill the whole group even when the leader has already exited (after a stop, say): a
+        # child it left in the background must not outlive the case, let alone the run. On
+        # Linux a group id is not reused while the group has a member, so this cannot hit a
+        # stranger.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if proc.poll() is None:
                 proc.kill()
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
-        # The group may hold children that outlive the leader; they were killed with it.
 
     def _send(self, line: bytes) -> None:
         if self._strict:
@@ -260,6 +282,11 @@ class SubprocessAdapter:
             raise AdapterCrashed(
                 self._exit_detail(f"its stdout closed while the runner waited for {what}")
             )
+        if isinstance(line, _LineTooLong):
+            raise AdapterCrashed(
+                f"the adapter wrote a stdout line longer than {MAX_LINE_BYTES} bytes "
+                f"while the runner waited for {what}"
+            )
         return line
 
     def _exit_detail(self, what: str) -> str:
@@ -286,14 +313,39 @@ def _file_size_limiter(limit: int) -> Callable[[], None]:
     return apply
 
 
-def _pump_lines(stream: IO[bytes], sink: queue.Queue[bytes | None]) -> None:
-    # Blocking reads live in this thread so the runner can wait with a deadline.
+def _pump_lines(
+    stream: IO[bytes], sink: queue.Queue[bytes | _LineTooLong | None], stop: threading.Event
+) -> None:
+    """Blocking reads live in this thread so the runner can wait with a deadline.
+
+    Each line is read with a bound (MAX_LINE_BYTES); the thread ends at end of file, at an
+    over-long line, or when ``stop`` is set (the adapter was killed and nobody reads any more).
+    """
+
+    def put(item: bytes | _LineTooLong | None) -> bool:
+        while not stop.is_set():
+            try:
+                sink.put(item, timeout=0.1)
+            except queue.Full:
+                continue
+            return True
+        return False
+
     try:
-        for line in stream:
-            sink.put(line)
+        while True:
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                break
+            if len(line) > MAX_LINE_BYTES and not (
+                len(line) == MAX_LINE_BYTES + 1 and line.endswith(b"\n")
+            ):
+                put(LINE_TOO_LONG)
+                return
+            if not put(line):
+                return
     except (OSError, ValueError):
         pass
-    sink.put(None)
+    put(None)
 
 
 Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]

@@ -47,6 +47,8 @@ class Outcome(enum.StrEnum):
 FAILING: frozenset[Outcome] = frozenset(
     {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
 )
+# These give no verdict on the implementation.
+_UNTESTED: frozenset[Outcome] = frozenset({Outcome.SKIP, Outcome.UNSUPPORTED})
 # An expected failure turns these into xfail.
 _EXPECTABLE: frozenset[Outcome] = frozenset(
     {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
@@ -143,8 +145,15 @@ class RunRecord:
         return counts
 
     @property
+    def tested(self) -> bool:
+        """Whether any case was actually judged: a run in which every case is unsupported or
+        skipped (an adapter that declares nothing, or answers unsupported to everything)
+        tested nothing and must not look green."""
+        return any(r.outcome not in _UNTESTED for r in self.results)
+
+    @property
     def passed(self) -> bool:
-        return not any(r.outcome in FAILING for r in self.results)
+        return self.tested and not any(r.outcome in FAILING for r in self.results)
 
 
 class ExpectedFailuresError(Exception):

@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 REPORT_FORMAT = 1  # the version of report.schema.json's shape
+NOTHING_TESTED = "nothing tested: every case was unsupported or skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,7 @@ def report_json(record: RunRecord) -> dict[str, Any]:
         "footer": {
             "totals": record.totals(),
             "passed": record.passed,
+            "tested": record.tested,
             "finished_at": record.finished_at,
             "duration_ms": round(record.duration_ms, 3),
         },
@@ -120,6 +122,8 @@ def render_text(record: RunRecord, *, verbose: bool = False) -> str:
         )
     lines.append("")
     verdict = "PASSED" if record.passed else "FAILED"
+    if not record.tested:
+        verdict += f" ({NOTHING_TESTED})"
     lines.append(
         f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
         f"({len(record.results)} cases)"
@@ -133,6 +137,8 @@ def _md_escape(text: str) -> str:
 
 def render_markdown(record: RunRecord) -> str:
     verdict = "passed" if record.passed else "failed"
+    if not record.tested:
+        verdict += f" ({NOTHING_TESTED})"
     icon = "✅" if record.passed else "❌"
     lines = [
         f"## {icon} Persyk conformance: {_md_escape(_impl_name(record))} {verdict}",

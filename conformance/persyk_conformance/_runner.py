@@ -194,15 +194,32 @@ class Runner:
             self._run_steps(planned, workspace, verdict)
             self._check_outside(workspace, outside_before, verdict)
         finally:
-            scanned = self.adapter.stderr_since(mark, STDERR_SCAN_LIMIT).decode("utf-8", "replace")
+            leaked, tail = self._scan_stderr(mark, planned.canaries)
             self.sandbox.reset_outside()
-        leaked = _leaks(planned.canaries, scanned)
         if leaked:
             verdict.add_failure(
                 "a planted canary appeared in the adapter's stderr",
                 [f"stderr contains the canary planted in {where}" for where in leaked],
             )
-        return scanned[-self.options.stderr_tail :]
+        return tail
+
+    def _scan_stderr(self, mark: int, canaries: Mapping[str, str]) -> tuple[list[str], str]:
+        """Every canary found in the stderr written since ``mark`` (all of it, read in chunks,
+        so noise cannot push a leak out of sight), and the true tail of that stderr."""
+        overlap = max((len(token.encode()) for token in canaries), default=1) - 1
+        leaked: dict[str, None] = {}
+        offset, carry = mark, b""
+        end = self.adapter.stderr_mark()  # a background writer must not keep this loop going
+        while offset < end and (
+            chunk := self.adapter.stderr_since(offset, min(STDERR_SCAN_LIMIT, end - offset))
+        ):
+            offset += len(chunk)
+            window = carry + chunk
+            text = window.decode("utf-8", "replace")
+            leaked.update(dict.fromkeys(_leaks(canaries, text)))
+            carry = window[-max(overlap, self.options.stderr_tail * 4) :]
+        tail = carry.decode("utf-8", "replace")[-self.options.stderr_tail :]
+        return list(leaked), tail
 
     def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
         case = planned.case
@@ -286,8 +303,7 @@ class Runner:
             verdict.add_failure("the adapter wrote outside the case's workspace", changes)
 
     def _stderr(self, mark: int) -> str:
-        data = self.adapter.stderr_since(mark, STDERR_SCAN_LIMIT)
-        return data.decode("utf-8", "replace")[-self.options.stderr_tail :]
+        return self._scan_stderr(mark, {})[1]
 
     def _kill(self) -> None:
         # After a crash, a hang or a broken conversation there is nothing to say: kill the group.

@@ -109,9 +109,10 @@ class Sandbox:
 
 
 def remove_tree(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
+    if not path.is_dir() or path.is_symlink():  # a file, a link, a FIFO, a socket...
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    else:
         # A case may leave read-only directories behind; the sandbox is ours to clean.
         for dirpath, _dirnames, _filenames in os.walk(path):
             with contextlib.suppress(OSError):
@@ -138,16 +139,7 @@ def snapshot(root: Path) -> Snapshot:
         base = Path(dirpath)
         for name in dirnames + filenames:
             path = base / name
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                state[rel] = f"link:{os.readlink(path)}"
-            elif path.is_dir():
-                state[rel] = "dir"
-            else:
-                try:
-                    state[rel] = "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
-                except OSError as exc:  # unreadable: still a difference we can report
-                    state[rel] = f"unreadable:{exc.errno}"
+            state[path.relative_to(root).as_posix()] = snapshot_file(path) or "vanished"
     return state
 
 
@@ -209,13 +201,36 @@ def check_files(
 
 
 def snapshot_file(path: Path) -> str | None:
-    if path.is_symlink():
-        return f"link:{os.readlink(path)}"
-    if path.is_dir():
+    """The state of one path (None: absent), without following a symlink.
+
+    Only regular files are opened, and with O_NONBLOCK, and hashed in chunks: an adapter that
+    leaves a FIFO, a socket or a huge file behind must cost its case, never hang the runner or
+    fill its memory.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return f"link:{os.readlink(path)}"
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+    if stat.S_ISDIR(info.st_mode):
         return "dir"
-    if path.is_file():
-        return "file:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    return None
+    if not stat.S_ISREG(info.st_mode):
+        return f"special:{stat.S_IFMT(info.st_mode):o}"
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:  # unreadable, or swapped for something else: still a difference
+        return f"unreadable:{exc.errno}"
+    return "file:" + digest.hexdigest()
 
 
 def _first_difference(expected: bytes, actual: bytes) -> str:

@@ -36,7 +36,7 @@ from ._lock import session_lock
 from ._records import encode_record, parse_record
 from ._schema import validate_header
 from ._session import EntryMeta, IndexBuilder
-from ._store import SESSION_FILE, resolve_session_file
+from ._store import SESSION_FILE, resolve_session_file_for_mutation
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -47,9 +47,11 @@ __all__ = [
     "append_records",
     "create_session",
     "items_from_jsonl",
+    "items_from_jsonl_stream",
     "items_from_objects",
     "json_equal",
     "plan_append",
+    "read_records_file",
     "remove_entry",
 ]
 
@@ -124,6 +126,39 @@ def items_from_jsonl(data: bytes) -> list[BatchItem]:
             continue
         items.append(_item_from_object(value))
     return items
+
+
+def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
+    """Prepare raw JSONL given as a byte stream ``read(n)`` (a file, a pipe, stdin) without
+    holding more than the batch limit in memory.
+
+    APP-8 counts raw input by its bytes, so input longer than 4 MiB is over the limit whatever
+    it holds: reading stops one byte past the limit, and the batch becomes a single item of that
+    size, which the planner refuses whole in its turn (after PATH_NOT_FOUND, the lock and
+    SESSION_BLOCKED). A stream without end (``/dev/zero``) is refused the same way.
+    """
+    parts: list[bytes] = []
+    held = 0
+    while held <= MAX_BATCH_BYTES and (chunk := read(MAX_BATCH_BYTES + 1 - held)):
+        parts.append(chunk)
+        held += len(chunk)
+    if held > MAX_BATCH_BYTES:
+        oversized = Diagnostic(Code.APPEND_BATCH_TOO_LARGE, detail="the batch is larger than 4 MiB")
+        return [BatchItem(None, b"", held, oversized)]
+    return items_from_jsonl(b"".join(parts))
+
+
+def read_records_file(name: str | os.PathLike[str]) -> list[BatchItem]:
+    """Prepare the raw JSONL batch in the file ``name`` (bounded: :func:`items_from_jsonl_stream`).
+
+    A file that cannot be opened or read (absent, a directory, no permission) is the caller's
+    fault, UsageError(PATH_NOT_FOUND): exit status 2, like every path that names nothing usable.
+    """
+    try:
+        with open(name, "rb") as stream:
+            return items_from_jsonl_stream(stream.read)
+    except OSError:
+        raise UsageError(Code.PATH_NOT_FOUND, "the records file cannot be read") from None
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -360,7 +395,7 @@ def append_records(
     as supplied. Raises UsageError(PATH_NOT_FOUND) when there is no session (APP-21) and
     ContractError(LOCK_UNAVAILABLE) when the lock cannot be had.
     """
-    file = resolve_session_file(path)
+    file = resolve_session_file_for_mutation(path)
     with session_lock(file.parent, timeout=timeout), open_live(file) as live:
         if live.state is None:
             return _blocked(live.fault_line)
@@ -385,7 +420,7 @@ def remove_entry(
     """
     selector = leaf or LeafSelector.default()
     entry_id = id or str(uuid.uuid4())
-    file = resolve_session_file(path)
+    file = resolve_session_file_for_mutation(path)
     with session_lock(file.parent, timeout=timeout), open_live(file) as live:
         state = live.state
         if state is None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ._append import append_records, items_from_jsonl
+from ._append import append_records, items_from_jsonl_stream, read_records_file
 from ._args import leaf_selector
 from ._errors import Code, ContractError
 from ._write_ops import op_create, op_read, op_recover, op_remove
@@ -100,15 +100,14 @@ def args_append(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_append(args: argparse.Namespace) -> int:
-    if args.records == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.records, "rb") as stream:
-            data = stream.read()
+    # An unreadable --records file is UsageError(PATH_NOT_FOUND): exit 2 (DIAG-7).
+    items = (
+        items_from_jsonl_stream(sys.stdin.buffer.read)
+        if args.records == "-"
+        else read_records_file(args.records)
+    )
     try:
-        result = append_records(
-            args.path, items_from_jsonl(data), leaf=leaf_selector(_leaf_args(args))
-        ).to_json()
+        result = append_records(args.path, items, leaf=leaf_selector(_leaf_args(args))).to_json()
     except ContractError as error:
         result = {"error": error.diagnostics[0].to_json(), "committed": [], "alreadyPresent": []}
     summary = (

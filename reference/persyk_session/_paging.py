@@ -65,7 +65,12 @@ def decode_cursor(cursor: str, fingerprint: str) -> int:
     match = _CURSOR_BODY.match(body)
     if match is None or match.group(2) != fingerprint:
         raise _invalid()
-    return int(match.group(1))
+    offset = int(match.group(1))
+    # CTX-24: only the exact string we produce is ours. The base64 decoder skips characters
+    # outside its alphabet and tolerates extra padding, so "<cursor>!!" would otherwise pass.
+    if encode_cursor(offset, fingerprint) != cursor:
+        raise _invalid()
+    return offset
 
 
 def page_bounds(index: SessionIndex, page_size: int, cursor: str | None) -> tuple[int, int]:

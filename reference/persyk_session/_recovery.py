@@ -62,7 +62,7 @@ from ._errors import Code, ContractError, Diagnostic
 from ._lock import session_lock
 from ._records import MAX_DEPTH, MAX_RECORD_BYTES, parse_record
 from ._session import IndexBuilder, SessionIndex
-from ._store import open_session, resolve_session_file
+from ._store import open_session, resolve_session_file_for_mutation
 
 __all__ = [
     "RECOVERY_DIR",
@@ -608,7 +608,7 @@ def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> Re
     Raises UsageError(PATH_NOT_FOUND) without a session and ContractError(LOCK_UNAVAILABLE)
     when the lock cannot be had.
     """
-    file = resolve_session_file(path)
+    file = resolve_session_file_for_mutation(path)
     with session_lock(file.parent, timeout=timeout):
         index = open_session(file).index
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))

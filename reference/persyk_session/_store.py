@@ -29,6 +29,7 @@ __all__ = [
     "iter_lines",
     "open_session",
     "resolve_session_file",
+    "resolve_session_file_for_mutation",
 ]
 
 SESSION_FILE = "session.jsonl"
@@ -43,6 +44,17 @@ def resolve_session_file(path: str | os.PathLike[str]) -> Path:
     if candidate.is_file():
         return candidate
     raise UsageError(Code.PATH_NOT_FOUND, "no session file or session directory at the path")
+
+
+def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
+    """:func:`resolve_session_file` with every symlink resolved, for the write path.
+
+    APP-5: the lock is ``session.lock`` beside the file that is written. If ``session.jsonl``
+    (or the path given) is a symlink, the lock must sit beside its target, not beside the link:
+    otherwise a writer going through the link and one going to the file directly would lock
+    two different files and both mutate the session at once.
+    """
+    return Path(os.path.realpath(resolve_session_file(path)))
 
 
 @dataclass(frozen=True, slots=True)

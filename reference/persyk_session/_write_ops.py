@@ -7,14 +7,13 @@ failure is a result with an ``error`` key, a :class:`UsageError` propagates (as 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ._append import (
     append_records,
     create_session,
-    items_from_jsonl,
     items_from_objects,
+    read_records_file,
     remove_entry,
 )
 from ._args import leaf_selector, session_arg, string_arg
@@ -66,11 +65,7 @@ def op_append(args: dict[str, Any]) -> dict[str, Any]:
     else:
         name = string_arg(args, "recordsFile")
         assert name is not None
-        try:
-            data = Path(name).read_bytes()
-        except OSError:
-            raise UsageError(Code.PATH_NOT_FOUND, "the records file cannot be read") from None
-        items = items_from_jsonl(data)
+        items = read_records_file(name)
     leaf = leaf_selector(args)
     try:
         result = append_records(session_arg(args), items, leaf=leaf, timeout=_lock_timeout(args))
