@@ -6,6 +6,7 @@ that rules.json matches docs/spec.md and that fixtures/v1 is what fixtures/build
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from persyk_conformance._cases import load_cases
+from persyk_conformance._match import match
 from persyk_conformance._sanity import check_fixtures, required_codes, rules_from_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,3 +138,46 @@ def test_rules_are_read_from_spec_rows() -> None:
 def test_required_codes_include_usage_codes_and_skip_none() -> None:
     codes = required_codes()
     assert {"PATH_NOT_FOUND", "USAGE", "RECORD_INVALID_UTF8", "RECOVER_TAIL_SYNTAX"} <= set(codes)
+
+
+def _without_exact(pattern: Any) -> Any:
+    """The value a pattern describes, with every $exact operand unwrapped."""
+    if isinstance(pattern, dict):
+        if set(pattern) == {"$exact"}:
+            return copy.deepcopy(pattern["$exact"])
+        return {k: _without_exact(v) for k, v in pattern.items()}
+    if isinstance(pattern, list):
+        return [_without_exact(v) for v in pattern]
+    return pattern
+
+
+def _info_steps() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (case.id, dict(step.expect))
+        for case in load_cases()
+        for step in case.steps
+        if step.op == "info" and "labels" in step.expect
+    ]
+
+
+@pytest.mark.parametrize(("case_id", "expect"), _info_steps(), ids=lambda v: v
+                         if isinstance(v, str) else "")
+def test_info_expectation_rejects_an_extra_label_or_type_count(
+    case_id: str, expect: dict[str, Any]
+) -> None:
+    # CTX-14: a cleared or never-labelled entry has no label. A subset pattern ({} matches
+    # every object) could not catch an implementation that keeps a cleared label.
+    correct = _without_exact(expect)
+    assert match(expect, correct) == []
+    stale_label = {**correct, "labels": {**correct["labels"], "never-labelled": "stale"}}
+    assert match(expect, stale_label), f"{case_id}: an extra label goes unnoticed"
+    counts = correct["counts"]
+    extra_type = {**correct, "counts": {**counts, "byType": {**counts["byType"], "ghost": 1}}}
+    assert match(expect, extra_type), f"{case_id}: an invented entry type count goes unnoticed"
+
+
+def test_cleared_label_case_fails_an_implementation_that_keeps_the_label() -> None:
+    (expect,) = [e for case_id, e in _info_steps() if case_id == "G-033"]
+    kept = _without_exact(expect)
+    kept["labels"]["s1"] = "state"  # what ignoring the null label of l6 would report
+    assert any(p.startswith("/labels/s1") for p in match(expect, kept))

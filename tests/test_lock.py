@@ -177,3 +177,14 @@ def test_lock_timeout_sources(
     else:
         monkeypatch.setenv("PERSYK_LOCK_TIMEOUT", env)
     assert lock_timeout(given) == expected
+
+
+def test_symlinked_lock_file_fails_closed_and_creates_nothing_outside(tmp_path: Path) -> None:
+    session = tmp_path / "s"
+    session.mkdir()
+    outside = tmp_path / "elsewhere.lock"
+    (session / "session.lock").symlink_to(outside)  # dangling: following it would create it
+    with pytest.raises(ContractError) as caught, session_lock(session, timeout=0.1):
+        pass
+    assert caught.value.code is Code.LOCK_UNAVAILABLE
+    assert not outside.exists()

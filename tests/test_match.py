@@ -18,6 +18,11 @@ MATCHES = [
     ("list-elementwise-subset", [{"code": "X"}], [{"code": "X", "line": 3, "message": "m"}]),
     ("empty-lists", [], []),
     ("true-is-true", True, True),
+    ("exact-equal-object", {"$exact": {"a": [1, {"b": None}]}}, {"a": [1.0, {"b": None}]}),
+    ("exact-empty-object", {"labels": {"$exact": {}}}, {"labels": {}, "other": 1}),
+    ("exact-scalar", {"$exact": "x"}, "x"),
+    ("exact-is-not-an-operator-beside-other-keys", {"$exact": 1, "a": 2},
+     {"$exact": 1, "a": 2, "b": 3}),
 ]
 
 MISMATCHES = [
@@ -35,6 +40,14 @@ MISMATCHES = [
     ("scalar-against-object", 1, {"a": 1}, "(root)"),
     ("nested-value", {"a": [{"b": "x"}]}, {"a": [{"b": "y"}]}, "/a/0/b"),
     ("pointer-escapes-key", {"a/b~c": 1}, {"a/b~c": 2}, "/a~1b~0c"),
+    ("exact-extra-member", {"labels": {"$exact": {"m1": "a"}}},
+     {"labels": {"m1": "a", "s1": "cleared"}}, "/labels/s1: unexpected member"),
+    ("exact-empty-object-against-a-member", {"$exact": {}}, {"s1": "x"}, "/s1: unexpected"),
+    ("exact-nested-extra-member", {"$exact": [{"type": "text", "text": "hi"}]},
+     [{"type": "text", "text": "hi", "x": 1}], "/0/x: unexpected member"),
+    ("exact-missing-member", {"$exact": {"a": 1}}, {}, "/a: missing"),
+    ("exact-true-is-not-1", {"$exact": {"v": True}}, {"v": 1}, "/v"),
+    ("exact-list-length", {"$exact": [1]}, [1, 2], "expected an array of 1"),
 ]
 
 

@@ -47,3 +47,36 @@ def test_plugin_maps_outcomes_and_expected_failures(
     )
     result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=5)
     result.stdout.fnmatch_lines(["*R-001 (a trailing comma): fail*", "*/valid: expected false*"])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("R-001\n", "expected 'CASE-ID: reason'"), ("R-999: gone\n", "R-999: no such case")],
+    ids=["no-reason", "unknown-id"],
+)
+def test_malformed_expected_failures_file_is_a_usage_error(
+    pytester: pytest.Pytester, tree: Path, tmp_path: Path, text: str, message: str
+) -> None:
+    xfails = tmp_path / "xfail.txt"
+    xfails.write_text(text)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--persyk-impl", fake("accept_everything"),
+        "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_expected_failures_file_of_the_command_line_is_accepted(
+    pytester: pytest.Pytester, tree: Path, tmp_path: Path
+) -> None:
+    # The same file serves `persyk-conformance run`, which also runs the write harness.
+    xfails = tmp_path / "xfail.txt"
+    xfails.write_text("H-101: no recovery yet\nR-002: accepts everything\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--persyk-impl", fake("accept_everything"),
+        "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
+        "--persyk-timeout", "2", "-k", "R-002",
+    )
+    result.assert_outcomes(xfailed=1, deselected=8)

@@ -9,6 +9,12 @@ docs/fixtures.md:
 * anything else matches by JSON equality: ``1`` equals ``1.0``, but ``true`` is not ``1`` and
   ``"1"`` is not ``1``.
 
+One operator exists, because a pattern cannot otherwise prove that a key is absent: an object
+whose only key is ``"$exact"`` matches a value that is JSON-equal to the operand, with no extra
+object member at any depth (lists by length and element, numbers by value, ``true`` not ``1``).
+Cases use it for stored values that must come back unchanged (a message, custom data, a paged
+entry, the header) and for maps whose every key is asserted (labels, counts by type).
+
 ``match`` returns one description per mismatch (an empty list means the result matches), each
 prefixed with the JSON pointer (RFC 6901) of the place where the two differ.
 """
@@ -18,11 +24,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["match"]
+__all__ = ["EXACT", "match"]
+
+EXACT = "$exact"
 
 
 def match(expected: Any, actual: Any, path: str = "") -> list[str]:
     """Return the mismatches between the pattern ``expected`` and the value ``actual``."""
+    if isinstance(expected, dict) and len(expected) == 1 and EXACT in expected:
+        return _exact(expected[EXACT], actual, path)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return [_differs(path, "an object", actual)]
@@ -45,6 +55,40 @@ def match(expected: Any, actual: Any, path: str = "") -> list[str]:
         problems = []
         for index, (pattern, item) in enumerate(zip(expected, actual, strict=True)):
             problems.extend(match(pattern, item, f"{path}/{index}"))
+        return problems
+    if _json_equal(expected, actual):
+        return []
+    return [f"{_at(path)}: expected {_show(expected)}, got {_show(actual)}"]
+
+
+def _exact(expected: Any, actual: Any, path: str) -> list[str]:
+    """The mismatches of ``actual`` against the value ``expected``: JSON equality, no extras."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [_differs(path, "an object", actual)]
+        problems = [
+            f"{_at(f'{path}/{_escape(key)}')}: unexpected member {_show(actual[key])}"
+            for key in actual
+            if key not in expected
+        ]
+        for key, value in expected.items():
+            where = f"{path}/{_escape(key)}"
+            if key not in actual:
+                problems.append(f"{_at(where)}: missing; expected {_show(value)}")
+            else:
+                problems.extend(_exact(value, actual[key], where))
+        return problems
+    if isinstance(expected, list):
+        if not isinstance(actual, list):
+            return [_differs(path, "an array", actual)]
+        if len(expected) != len(actual):
+            return [
+                f"{_at(path)}: expected an array of {len(expected)} item(s), "
+                f"got {len(actual)}: {_show(actual)}"
+            ]
+        problems = []
+        for index, (value, item) in enumerate(zip(expected, actual, strict=True)):
+            problems.extend(_exact(value, item, f"{path}/{index}"))
         return problems
     if _json_equal(expected, actual):
         return []

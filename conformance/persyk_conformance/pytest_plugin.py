@@ -19,7 +19,14 @@ import pytest
 from ._adapters import SubprocessAdapter
 from ._cases import load_cases
 from ._harness import harness_cases
-from ._outcomes import FAILING, CaseResult, Outcome, load_expected_failures
+from ._harness_write import WRITE_HARNESS_IDS
+from ._outcomes import (
+    FAILING,
+    CaseResult,
+    ExpectedFailuresError,
+    Outcome,
+    load_expected_failures,
+)
 from ._runner import Planned, Runner, RunOptions
 from ._workspace import Sandbox
 
@@ -58,11 +65,16 @@ class _Session:
         cases = load_cases(Path(fixtures)) if fixtures else load_cases()
         self.plan = [Planned(c) for c in cases] + harness_cases(self.sandbox.runner / "harness")
         expected_file = config.getoption("--persyk-expected-failures")
-        self.expected: dict[str, str] = (
-            load_expected_failures(Path(expected_file), [p.case.id for p in self.plan])
-            if expected_file
-            else {}
-        )
+        # The write-harness checks (H-101..) do not run as items, but the same file serves
+        # `persyk-conformance run`, so their entries are known ids here too.
+        known = [p.case.id for p in self.plan] + list(WRITE_HARNESS_IDS)
+        try:
+            self.expected: dict[str, str] = (
+                load_expected_failures(Path(expected_file), known) if expected_file else {}
+            )
+        except ExpectedFailuresError as exc:
+            self.sandbox.remove()
+            raise pytest.UsageError(f"--persyk-expected-failures: {exc}") from None
 
     def close(self) -> None:
         self.runner.close()

@@ -104,8 +104,11 @@ def session_lock(directory: Path, *, timeout: float | None = None) -> Iterator[N
 
 
 def _open_lock_file(path: str) -> int:
+    # O_NOFOLLOW: a session.lock that is a symlink would make the lock (and, when dangling, a
+    # new file) live outside the session directory, so two writers could lock different
+    # inodes; fail closed instead (APP-5, APP-6).
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC, 0o644)
     except OSError:
         raise _unavailable("the session lock file cannot be opened") from None
 

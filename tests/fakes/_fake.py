@@ -27,12 +27,18 @@ def send(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def serve(answer: Answer, capabilities: tuple[str, ...] = ("read",)) -> int:
-    """``answer(request)`` returns the reply (without seq) or None to send nothing."""
+def serve(
+    answer: Answer, capabilities: tuple[str, ...] = ("read",), hello: dict[str, Any] | None = None
+) -> int:
+    """``answer(request)`` returns the reply (without seq) or None to send nothing; ``hello``
+    replaces the hello reply (to break the handshake)."""
     for line in sys.stdin:
         request = json.loads(line)
         if request["cmd"] == "stop":
             return 0
+        if request["cmd"] == "hello" and hello is not None:
+            send(hello)
+            continue
         if request["cmd"] == "hello":
             name = Path(sys.argv[0]).stem
             send({

@@ -3,7 +3,7 @@
 
 import sys
 
-from _fake import VALID, only_validate, send
+from _fake import VALID, only_validate, serve
 
 hello = {"protocol": 1, "implementation": {"name": "bad_hello", "version": "0",
          "language": "python"}, "capabilities": ["read"]}
@@ -13,12 +13,5 @@ if "--no-capabilities" in sys.argv:
     del hello["capabilities"]
 if "--unknown-capability" in sys.argv:
     hello["capabilities"] = ["read", "teleport"]
-sys.stdin.readline()
-send(hello)
-import json  # noqa: E402
-answer = only_validate(lambda args: VALID)
-for line in sys.stdin:
-    request = json.loads(line)
-    if request["cmd"] == "stop":
-        break
-    send({"seq": request["seq"], **answer(request)})
+
+sys.exit(serve(only_validate(lambda args: VALID), hello=hello))
