@@ -209,7 +209,9 @@ def test_rerun_after_crash_between_preserve_and_truncate(
         (BASE + b"[1,", Code.RECOVER_TAIL_INVALID_RECORD, 4),
         (header_line() + b"garbage\n" + line(user("m0", None)), Code.RECOVER_INTERIOR_DAMAGE, 2),
         (BASE + line(user("x", "nowhere")), Code.RECOVER_INTERIOR_DAMAGE, 4),
-        (header_line() + b"garbage\n" + b'{"type":"mess', Code.RECOVER_INTERIOR_DAMAGE, 2),
+        (header_line() + b"garbage\n" + line(user("m0", None))[:-1],
+         Code.RECOVER_INTERIOR_DAMAGE, 2),
+        (header_line() + b"garbage\n" + b'{"a" 1', Code.RECOVER_TAIL_SYNTAX, 3),
         (b"", Code.RECOVER_INTERIOR_DAMAGE, None),
         (b'{"type":"session","vers', Code.RECOVER_TAIL_INVALID_RECORD, 1),
         (b'{"type":"session","version":2,"id":"h","timestamp":"2026-01-01T00:00:00Z"}',
@@ -217,7 +219,8 @@ def test_rerun_after_crash_between_preserve_and_truncate(
     ],
     ids=["tail-syntax", "tail-depth", "tail-size", "tail-missing-parent", "tail-duplicate-id",
          "tail-carriage-return", "tail-not-object", "interior-syntax", "last-complete-line-invalid",
-         "interior-before-tail", "empty-file", "torn-header", "unterminated-bad-header"],
+         "interior-before-complete-tail", "broken-tail-judged-alone", "empty-file", "torn-header",
+         "unterminated-bad-header"],
 )
 def test_refusals_leave_the_file_unchanged(
     tmp_path: Path, data: bytes, code: Code, line_no: int | None
@@ -228,6 +231,33 @@ def test_refusals_leave_the_file_unchanged(
     assert result.error.line == line_no
     assert file.read_bytes() == data
     assert not (tmp_path / "s" / "recovery").exists()
+
+
+def test_incomplete_tail_is_truncated_without_judging_the_interior(tmp_path: Path) -> None:
+    # RCV-15: an incomplete fragment is judged by its own bytes; the interior damage stays for
+    # validate to report, and the fragment is kept before the cut.
+    data = header_line() + b"garbage\n"
+    file = write_session(tmp_path / "s", data + b'{"type":"mess')
+    result = recover(tmp_path / "s")
+    assert result.action == "truncated"
+    assert file.read_bytes() == data
+    assert result.preserved is not None
+    assert (tmp_path / "s" / result.preserved).read_bytes() == b'{"type":"mess'
+
+
+def test_torn_tail_recovery_reads_only_the_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RCV-15: cost proportional to the tail. Opening the whole session would go through
+    # open_session; a truncation must never call it.
+    import persyk_session._recovery as recovery_module
+
+    def refuse_whole_file(*args: object, **kwargs: object) -> None:
+        raise AssertionError("recovery of an incomplete tail validated the whole file")
+
+    monkeypatch.setattr(recovery_module, "open_session", refuse_whole_file)
+    write_session(tmp_path / "s", BASE + b'{"type":"message","id":"m3","par')
+    assert recover(tmp_path / "s").action == "truncated"
 
 
 def test_unterminated_valid_header_gets_its_newline(tmp_path: Path) -> None:

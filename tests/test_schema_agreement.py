@@ -111,7 +111,7 @@ messages = st.one_of(
             "model": texts,
             "usage": st.dictionaries(texts, json_values, max_size=2),
             "stopReason": texts,
-            "replay": st.just({}),
+            "replay": st.builds(dict),
         },
     ),
     st.fixed_dictionaries(
@@ -252,6 +252,13 @@ def containers(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
+def fresh(value: Any) -> Any:
+    # The sampled edge values are shared objects: a later edit of the same record could mutate
+    # one in place and change what the strategy generates next (hypothesis then reports
+    # inconsistent data generation). Each use gets its own copy.
+    return copy.deepcopy(value)
+
+
 @st.composite
 def edited(draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]]) -> dict[str, Any]:
     record = copy.deepcopy(draw(base))
@@ -263,15 +270,15 @@ def edited(draw: st.DrawFn, base: st.SearchStrategy[dict[str, Any]]) -> dict[str
         if isinstance(target, dict):
             action = draw(st.sampled_from(["replace", "delete", "add"]))
             if action == "add" or not target:
-                target[draw(edge_keys | texts)] = draw(edge_values)
+                target[draw(edge_keys | texts)] = fresh(draw(edge_values))
             elif action == "delete":
                 del target[draw(st.sampled_from(sorted(target)))]
             else:
-                target[draw(st.sampled_from(sorted(target)))] = draw(edge_values)
+                target[draw(st.sampled_from(sorted(target)))] = fresh(draw(edge_values))
         elif target:
-            target[draw(st.integers(0, len(target) - 1))] = draw(edge_values)
+            target[draw(st.integers(0, len(target) - 1))] = fresh(draw(edge_values))
         else:
-            target.append(draw(edge_values))
+            target.append(fresh(draw(edge_values)))
     return record
 
 

@@ -35,6 +35,14 @@ still being written are never judged. Leniency errs towards truncating, which is
 the fragment's bytes are preserved first (RCV-6); schema and graph rules are not applied to an
 incomplete fragment at all (its missing members are exactly what the tear removed).
 
+What is read (RCV-15)
+---------------------
+A tail that is incomplete, definitely broken or over the limits is judged from its own bytes,
+read backwards from the end: recovery then costs time proportional to the tail, whatever the
+size of the file, and interior damage (if any) stays where it is for ``validate`` to report.
+Only a file that ends with LF and a tail that is one complete JSON value are judged against the
+whole session (a record needs the graph of the committed lines); then interior faults win.
+
 A file with no complete line
 ----------------------------
 Recovery needs a committed header. An unterminated first line that is a complete, valid header
@@ -602,6 +610,60 @@ def _execute(file: Path, plan: RecoveryPlan) -> RecoveryResult:
         os.close(fd)
 
 
+class _CompleteTail(Exception):
+    """The last line is one complete JSON value: judging it needs the whole session."""
+
+
+def _refuse_complete(value: dict[str, Any], line: int) -> list[Diagnostic]:
+    raise _CompleteTail
+
+
+def _count_lines_before(fd: int, offset: int) -> int:
+    """1 + the number of LFs before ``offset``: the line number of the tail, for a refusal.
+
+    A byte count at memory speed, no parsing: it does not make recovery validate the file.
+    """
+    lines = 1
+    position = 0
+    while position < offset:
+        chunk = os.pread(fd, min(_COUNT_CHUNK, offset - position), position)
+        if not chunk:
+            break
+        lines += chunk.count(b"\n")
+        position += len(chunk)
+    return lines
+
+
+_COUNT_CHUNK: Final = 1 << 22
+
+
+def _inspect(file: Path, fd: int, size: int) -> TailInfo:
+    """What recovery must know, reading as little as the decision needs (RCV-15).
+
+    A tail that is incomplete, definitely broken or over the limits is judged from its own
+    bytes: the cost is proportional to the tail. Only a file that ends with LF (nothing to
+    repair, so: is it valid?) and a tail that is complete JSON (a record needs the graph of the
+    committed lines) are validated whole, and then interior faults win.
+    """
+    ends_with_lf = size > 0 and os.pread(fd, 1, size - 1) == b"\n"
+    if size > 0 and not ends_with_lf:
+        offset, fragment = _read_tail(fd, size)
+        if fragment is None:
+            line = _count_lines_before(fd, size)  # no LF in the last MiB: every LF is before it
+            return TailInfo(size, None, offset, line, b"", FragmentVerdict.LIMIT)
+        try:
+            verdict = classify_fragment(fragment, line=1, check_record=_refuse_complete)
+        except _CompleteTail:
+            pass  # judged below, against the whole session
+        else:
+            # The line only appears in a refusal; a truncation needs none.
+            line = 1 if offset == 0 else (
+                0 if verdict is FragmentVerdict.INCOMPLETE else _count_lines_before(fd, offset)
+            )
+            return TailInfo(size, None, offset, line, fragment, verdict)
+    return _tail_info(open_session(file).index, fd, size)
+
+
 def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> RecoveryResult:
     """Explicitly repair an unterminated last line of the session at ``path`` (RCV-1..RCV-15).
 
@@ -610,11 +672,10 @@ def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> Re
     """
     file = resolve_session_file_for_mutation(path)
     with session_lock(file.parent, timeout=timeout):
-        index = open_session(file).index
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             size = os.fstat(fd).st_size
-            plan = plan_recovery(_tail_info(index, fd, size))
+            plan = plan_recovery(_inspect(file, fd, size))
         finally:
             os.close(fd)
         try:
