@@ -32,7 +32,9 @@ def test_plugin_runs_every_case_against_the_reference(
         "-q", "-p", "no:cacheprovider", "--persyk-impl", REFERENCE,
         "--persyk-fixtures", str(tree),
     )
-    result.assert_outcomes(passed=4 + 5)  # the tiny tree and the five harness cases
+    # The tiny tree, the five canary cases and the three write-harness checks.
+    result.assert_outcomes(passed=4 + 5 + 3)
+    result.stdout.fnmatch_lines(["*passed*"])
 
 
 def test_plugin_maps_outcomes_and_expected_failures(
@@ -45,7 +47,7 @@ def test_plugin_maps_outcomes_and_expected_failures(
         "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
         "--persyk-timeout", "2", "-k", "G- or R-",
     )
-    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=5)
+    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=5 + 3)
     result.stdout.fnmatch_lines(["*R-001 (a trailing comma): fail*", "*/valid: expected false*"])
 
 
@@ -68,6 +70,18 @@ def test_malformed_expected_failures_file_is_a_usage_error(
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
+def test_write_harness_checks_are_items_and_unsupported_without_capabilities(
+    pytester: pytest.Pytester, tree: Path
+) -> None:
+    # The accept-everything fake declares only "read": the write checks cannot apply to it.
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-rs", "--persyk-impl", fake("accept_everything"),
+        "--persyk-fixtures", str(tree), "--persyk-timeout", "2", "-k", "H-10",
+    )
+    result.assert_outcomes(skipped=3, deselected=9)
+    result.stdout.fnmatch_lines(["*unsupported: the adapter lacks*"])
+
+
 def test_expected_failures_file_of_the_command_line_is_accepted(
     pytester: pytest.Pytester, tree: Path, tmp_path: Path
 ) -> None:
@@ -79,4 +93,4 @@ def test_expected_failures_file_of_the_command_line_is_accepted(
         "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
         "--persyk-timeout", "2", "-k", "R-002",
     )
-    result.assert_outcomes(xfailed=1, deselected=8)
+    result.assert_outcomes(xfailed=1, deselected=8 + 3)

@@ -24,15 +24,23 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._adapters import Adapter
+from ._outcomes import CaseResult, Outcome
 from ._protocol import Result
 
-__all__ = ["WRITE_HARNESS_IDS", "HarnessResult", "run_write_harness"]
+__all__ = [
+    "WRITE_HARNESS_IDS",
+    "HarnessResult",
+    "known_capabilities",
+    "run_write_harness",
+    "write_harness_results",
+]
 
 TS = "2026-01-01T00:00:00.000Z"
 MS = 1767225600000
@@ -313,4 +321,57 @@ def run_write_harness(
         except Exception as exc:  # a crashed or hung adapter fails the check, not the run
             problems = [f"the check could not run: {exc}"]
         results.append(HarnessResult(check_id, title, rules, not problems, tuple(problems)))
+    return results
+
+
+def known_capabilities(
+    adapter: Adapter, fresh_adapter: Callable[[], Adapter], timeout: float
+) -> frozenset[str] | None:
+    """The capabilities the adapter declared; if no case ran yet, ask a fresh adapter.
+
+    None when no adapter completes a handshake: every check then reports that itself.
+    """
+    try:
+        return adapter.hello.capabilities
+    except RuntimeError:  # never started
+        pass
+    probe = fresh_adapter()
+    try:
+        return probe.start(timeout).capabilities
+    except Exception:  # a broken adapter: each check reports it
+        return None
+    finally:
+        probe.close()
+
+
+def write_harness_results(
+    fresh_adapter: Callable[[], Adapter],
+    workdir: Path,
+    checks: Sequence[str],
+    expected: Mapping[str, str],
+    capabilities: frozenset[str] | None,
+) -> list[CaseResult]:
+    """Run the selected checks and report each as a case result (kind ``harness``)."""
+    results = []
+    for check in checks:
+        began = time.perf_counter()
+        (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check])
+        if verdict.skipped is not None:
+            outcome, reason = Outcome.UNSUPPORTED, verdict.skipped
+        elif verdict.passed:
+            outcome, reason = Outcome.PASS, None
+        else:
+            outcome, reason = Outcome.FAIL, "the write harness found problems"
+        result = CaseResult(
+            id=verdict.id,
+            title=verdict.title,
+            kind="harness",
+            rules=verdict.rules,
+            requires=(),
+            outcome=outcome,
+            duration_ms=(time.perf_counter() - began) * 1000,
+            reason=reason,
+            mismatches=verdict.problems,
+        )
+        results.append(result.with_expectation(expected.get(verdict.id)))
     return results

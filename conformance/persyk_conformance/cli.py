@@ -24,7 +24,7 @@ from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._cases import CaseError, load_cases
 from ._harness import harness_cases
-from ._harness_write import WRITE_HARNESS_IDS, run_write_harness
+from ._harness_write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
 from ._outcomes import (
     CaseResult,
     ExpectedFailuresError,
@@ -175,42 +175,13 @@ def _run_write_harness(
         made += 1
         return _adapter(config, sandbox, f"write-harness-{made}.stderr")[0]
 
-    capabilities: frozenset[str] | None
-    try:
-        capabilities = adapter.hello.capabilities
-    except RuntimeError:  # no case ran, so no handshake yet: ask a fresh adapter
-        probe = fresh_adapter()
-        try:
-            capabilities = probe.start(config.timeout).capabilities
-        except Exception:  # a broken adapter: every check then reports that itself
-            capabilities = None
-        finally:
-            probe.close()
-
-    results = []
-    workdir = sandbox.runner / "write-harness"
-    for check in checks:
-        began = time.perf_counter()
-        (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check])
-        if verdict.skipped is not None:
-            outcome, reason = Outcome.UNSUPPORTED, verdict.skipped
-        elif verdict.passed:
-            outcome, reason = Outcome.PASS, None
-        else:
-            outcome, reason = Outcome.FAIL, "the write harness found problems"
-        result = CaseResult(
-            id=verdict.id,
-            title=verdict.title,
-            kind="harness",
-            rules=verdict.rules,
-            requires=(),
-            outcome=outcome,
-            duration_ms=(time.perf_counter() - began) * 1000,
-            reason=reason,
-            mismatches=verdict.problems,
-        )
-        results.append(result.with_expectation(expected.get(verdict.id)))
-    return results
+    return write_harness_results(
+        fresh_adapter,
+        sandbox.runner / "write-harness",
+        checks,
+        expected,
+        known_capabilities(adapter, fresh_adapter, config.timeout),
+    )
 
 
 def _progress(stream: TextIO | None) -> _ProgressLine | None:

@@ -1,6 +1,8 @@
 """pytest plugin: ``pytest --persyk-impl CMD`` runs the conformance cases as pytest items.
 
-One item per case, named by its id (``persyk::R-017``). Outcomes map onto pytest's: pass ->
+One item per case, named by its id (``persyk::R-017``), then one per write-harness check
+(``persyk::H-101``..: torn tails, concurrent writers, cursor walks), as ``persyk-conformance
+run`` does. Outcomes map onto pytest's: pass ->
 passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
 reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
 ``--persyk-impl`` the plugin adds nothing, so it never disturbs another project's test run.
@@ -16,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from ._adapters import SubprocessAdapter
+from ._adapters import Adapter, SubprocessAdapter
 from ._cases import load_cases
 from ._harness import harness_cases
-from ._harness_write import WRITE_HARNESS_IDS
+from ._harness_write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
 from ._outcomes import (
     FAILING,
     CaseResult,
@@ -30,7 +32,12 @@ from ._outcomes import (
 from ._runner import Planned, Runner, RunOptions
 from ._workspace import Sandbox
 
-__all__ = ["CaseItem", "pytest_addoption", "pytest_collection_modifyitems"]
+__all__ = [
+    "CaseItem",
+    "WriteCheckItem",
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+]
 
 _RUNNER = pytest.StashKey["_Session"]()
 
@@ -52,12 +59,15 @@ class _Session:
 
     def __init__(self, config: pytest.Config) -> None:
         impl: str = config.getoption("--persyk-impl")
+        self.argv = shlex.split(impl)
+        self.timeout: float = config.getoption("--persyk-timeout")
         self.sandbox = Sandbox.create()
         self.adapter = SubprocessAdapter(
-            shlex.split(impl),
+            self.argv,
             env=self.sandbox.adapter_env(os.environ),
             stderr_path=self.sandbox.runner / "adapter.stderr",
         )
+        self._made = 0
         self.runner = Runner(
             self.adapter, self.sandbox, RunOptions(timeout=config.getoption("--persyk-timeout"))
         )
@@ -65,8 +75,6 @@ class _Session:
         cases = load_cases(Path(fixtures)) if fixtures else load_cases()
         self.plan = [Planned(c) for c in cases] + harness_cases(self.sandbox.runner / "harness")
         expected_file = config.getoption("--persyk-expected-failures")
-        # The write-harness checks (H-101..) do not run as items, but the same file serves
-        # `persyk-conformance run`, so their entries are known ids here too.
         known = [p.case.id for p in self.plan] + list(WRITE_HARNESS_IDS)
         try:
             self.expected: dict[str, str] = (
@@ -76,9 +84,36 @@ class _Session:
             self.sandbox.remove()
             raise pytest.UsageError(f"--persyk-expected-failures: {exc}") from None
 
+    def fresh_adapter(self) -> Adapter:
+        """A new adapter process of the implementation, for the write harness."""
+        self._made += 1
+        return SubprocessAdapter(
+            self.argv,
+            env=self.sandbox.adapter_env(os.environ),
+            stderr_path=self.sandbox.runner / f"write-harness-{self._made}.stderr",
+        )
+
+    def run_write_check(self, check: str) -> CaseResult:
+        capabilities = known_capabilities(self.adapter, self.fresh_adapter, self.timeout)
+        (result,) = write_harness_results(
+            self.fresh_adapter, self.sandbox.runner / "write-harness", [check], self.expected,
+            capabilities,
+        )
+        return result
+
     def close(self) -> None:
         self.runner.close()
         self.sandbox.remove()
+
+
+def _report(result: CaseResult) -> None:
+    """Map a conformance outcome onto pytest's (module docstring)."""
+    if result.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED):
+        pytest.skip(f"{result.outcome}: {result.reason}")
+    if result.outcome is Outcome.XFAIL:
+        pytest.xfail(result.expected_failure or "expected failure")
+    if result.outcome in FAILING:
+        raise PersykCaseFailed(result)
 
 
 class PersykCaseFailed(Exception):
@@ -87,25 +122,8 @@ class PersykCaseFailed(Exception):
         self.result = result
 
 
-class CaseItem(pytest.Item):
-    def __init__(self, *, planned: Planned, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.planned = planned
-        for rule in planned.case.rules:
-            self.user_properties.append(("rule", rule))
-
-    def runtest(self) -> None:
-        session: _Session = self.config.stash[_RUNNER]
-        case_id = self.planned.case.id
-        result = session.runner.run_case(self.planned).with_expectation(
-            session.expected.get(case_id)
-        )
-        if result.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED):
-            pytest.skip(f"{result.outcome}: {result.reason}")
-        if result.outcome is Outcome.XFAIL:
-            pytest.xfail(result.expected_failure or "expected failure")
-        if result.outcome in FAILING:
-            raise PersykCaseFailed(result)
+class _PersykItem(pytest.Item):
+    """What every item of this plugin shares: a failure shows the case's mismatches."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, PersykCaseFailed):
@@ -116,8 +134,38 @@ class CaseItem(pytest.Item):
             return text
         return str(super().repr_failure(excinfo))
 
+
+class CaseItem(_PersykItem):
+    def __init__(self, *, planned: Planned, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.planned = planned
+        for rule in planned.case.rules:
+            self.user_properties.append(("rule", rule))
+
+    def runtest(self) -> None:
+        session: _Session = self.config.stash[_RUNNER]
+        case_id = self.planned.case.id
+        _report(
+            session.runner.run_case(self.planned).with_expectation(session.expected.get(case_id))
+        )
+
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "persyk", None, f"persyk::{self.planned.case.id}"
+
+
+class WriteCheckItem(_PersykItem):
+    """One write-harness check (H-101..): it starts adapter processes of its own."""
+
+    def __init__(self, *, check: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+
+    def runtest(self) -> None:
+        session: _Session = self.config.stash[_RUNNER]
+        _report(session.run_write_check(self.check))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "persyk", None, f"persyk::{self.check}"
 
 
 class _Cases(pytest.Collector):
@@ -125,9 +173,11 @@ class _Cases(pytest.Collector):
         super().__init__(**kwargs)
         self.plan = plan
 
-    def collect(self) -> Iterator[CaseItem]:
+    def collect(self) -> Iterator[_PersykItem]:
         for planned in self.plan:
             yield CaseItem.from_parent(self, name=planned.case.id, planned=planned)
+        for check in WRITE_HARNESS_IDS:
+            yield WriteCheckItem.from_parent(self, name=check, check=check)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection sees the list
