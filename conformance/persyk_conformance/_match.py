@@ -31,18 +31,30 @@ EXACT = "$exact"
 
 def match(expected: Any, actual: Any, path: str = "") -> list[str]:
     """Return the mismatches between the pattern ``expected`` and the value ``actual``."""
-    if isinstance(expected, dict) and len(expected) == 1 and EXACT in expected:
-        return _exact(expected[EXACT], actual, path)
+    return _compare(expected, actual, path, exact=False)
+
+
+def _compare(expected: Any, actual: Any, path: str, *, exact: bool) -> list[str]:
+    """Objects are subsets unless ``exact`` (set by ``$exact``, for everything below it); lists
+    match by length and element; other values by JSON equality."""
+    if not exact and isinstance(expected, dict) and len(expected) == 1 and EXACT in expected:
+        return _compare(expected[EXACT], actual, path, exact=True)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return [_differs(path, "an object", actual)]
         problems: list[str] = []
+        if exact:
+            problems += [
+                f"{_at(f'{path}/{_escape(key)}')}: unexpected member {_show(actual[key])}"
+                for key in actual
+                if key not in expected
+            ]
         for key, pattern in expected.items():
             where = f"{path}/{_escape(key)}"
             if key not in actual:
                 problems.append(f"{_at(where)}: missing; expected {_show(pattern)}")
             else:
-                problems.extend(match(pattern, actual[key], where))
+                problems.extend(_compare(pattern, actual[key], where, exact=exact))
         return problems
     if isinstance(expected, list):
         if not isinstance(actual, list):
@@ -54,41 +66,7 @@ def match(expected: Any, actual: Any, path: str = "") -> list[str]:
             ]
         problems = []
         for index, (pattern, item) in enumerate(zip(expected, actual, strict=True)):
-            problems.extend(match(pattern, item, f"{path}/{index}"))
-        return problems
-    if _json_equal(expected, actual):
-        return []
-    return [f"{_at(path)}: expected {_show(expected)}, got {_show(actual)}"]
-
-
-def _exact(expected: Any, actual: Any, path: str) -> list[str]:
-    """The mismatches of ``actual`` against the value ``expected``: JSON equality, no extras."""
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return [_differs(path, "an object", actual)]
-        problems = [
-            f"{_at(f'{path}/{_escape(key)}')}: unexpected member {_show(actual[key])}"
-            for key in actual
-            if key not in expected
-        ]
-        for key, value in expected.items():
-            where = f"{path}/{_escape(key)}"
-            if key not in actual:
-                problems.append(f"{_at(where)}: missing; expected {_show(value)}")
-            else:
-                problems.extend(_exact(value, actual[key], where))
-        return problems
-    if isinstance(expected, list):
-        if not isinstance(actual, list):
-            return [_differs(path, "an array", actual)]
-        if len(expected) != len(actual):
-            return [
-                f"{_at(path)}: expected an array of {len(expected)} item(s), "
-                f"got {len(actual)}: {_show(actual)}"
-            ]
-        problems = []
-        for index, (value, item) in enumerate(zip(expected, actual, strict=True)):
-            problems.extend(_exact(value, item, f"{path}/{index}"))
+            problems.extend(_compare(pattern, item, f"{path}/{index}", exact=exact))
         return problems
     if _json_equal(expected, actual):
         return []

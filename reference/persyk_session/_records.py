@@ -147,6 +147,12 @@ class _Fault(Exception):
         self.offset = offset
         self.detail = detail
 
+    def at_line(self, line: int) -> ContractError:
+        column = None if self.offset is None else self.offset + 1  # 1-based byte column
+        return ContractError(
+            [Diagnostic(self.code, line=line, column=column, detail=self.detail)]
+        )
+
 
 class _Suspect(Exception):
     """Internal: a json hook saw a fault; the scanner then finds the first one and its offset."""
@@ -184,10 +190,7 @@ def parse_record(data: bytes, *, line: int) -> dict[str, Any]:
         if type(value) is not dict:
             raise _Fault(Code.RECORD_NOT_OBJECT, 0, "the record is not a JSON object")
     except _Fault as fault:
-        column = None if fault.offset is None else fault.offset + 1
-        raise ContractError(
-            [Diagnostic(fault.code, line=line, column=column, detail=fault.detail)]
-        ) from None
+        raise fault.at_line(line) from None
     return value
 
 
@@ -198,10 +201,7 @@ def _parse_record_reference(data: bytes, *, line: int) -> dict[str, Any]:
         if type(value) is not dict:
             raise _Fault(Code.RECORD_NOT_OBJECT, 0, "the record is not a JSON object")
     except _Fault as fault:
-        column = None if fault.offset is None else fault.offset + 1
-        raise ContractError(
-            [Diagnostic(fault.code, line=line, column=column, detail=fault.detail)]
-        ) from None
+        raise fault.at_line(line) from None
     return value
 
 
