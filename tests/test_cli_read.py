@@ -10,21 +10,14 @@ from typing import Any
 
 import orjson
 import pytest
+from _entries import TS, entry, user
 from persyk_session import Code, UsageError
 from persyk_session.cli import main
 from persyk_session.operations import OPERATIONS, op_context
 
-TS = "2026-01-01T00:00:00.000Z"
 HEADER = {"type": "session", "version": 1, "id": "s-1", "timestamp": TS}
 
 
-def entry(type_: str, id_: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-    return {"type": type_, "id": id_, "parentId": parent, "timestamp": TS, **fields}
-
-
-def user(id_: str, parent: str | None, text: str = "hello") -> dict[str, Any]:
-    body = {"role": "user", "timestamp": 1767225601000, "content": [{"type": "text", "text": text}]}
-    return entry("message", id_, parent, message=body)
 
 
 def make_session(tmp_path: Path, *records: dict[str, Any], tail: bytes = b"") -> str:

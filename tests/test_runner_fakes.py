@@ -9,22 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.casetree import fake, write_cases
+from fakes.casetree import fake, run, write_cases
 from persyk_conformance._outcomes import Outcome, RunRecord
 from persyk_conformance.cli import RunConfig, execute
-
-TIMEOUT = 0.5
 
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_cases(tmp_path_factory.mktemp("cases"))
-
-
-def run(tree: Path, impl: str, *only: str, harness: bool = False) -> RunRecord:
-    return execute(
-        RunConfig(impl=impl, only=only, timeout=TIMEOUT, fixtures=tree, harness=harness)
-    )
 
 
 def outcomes(record: RunRecord) -> dict[str, Outcome]:

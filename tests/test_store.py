@@ -11,22 +11,15 @@ from typing import Any
 
 import orjson
 import pytest
+from _entries import TS, entry, user
 from persyk_session import Code, UsageError, open_session, resolve_session_file
 from persyk_session._records import MAX_RECORD_BYTES, split_lines
 from persyk_session._store import iter_lines
 from persyk_session.operations import op_context, op_info, op_validate
 
-TS = "2026-01-01T00:00:00.000Z"
 HEADER = {"type": "session", "version": 1, "id": "s-1", "timestamp": TS}
 
 
-def entry(type_: str, id_: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-    return {"type": type_, "id": id_, "parentId": parent, "timestamp": TS, **fields}
-
-
-def user(id_: str, parent: str | None, text: str = "hello") -> dict[str, Any]:
-    body = {"role": "user", "timestamp": 1767225601000, "content": [{"type": "text", "text": text}]}
-    return entry("message", id_, parent, message=body)
 
 
 def jsonl(*records: dict[str, Any]) -> bytes:

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from persyk_conformance._outcomes import RunRecord
+from persyk_conformance.cli import RunConfig, execute
+
 FAKES = Path(__file__).resolve().parent
 
 HEADER = b'{"type":"session","version":1,"id":"s1","timestamp":"2026-01-01T00:00:00Z"}\n'
@@ -83,3 +86,14 @@ def fake(name: str, *flags: str) -> str:
     import shlex
 
     return shlex.join([sys.executable, str(FAKES / f"{name}.py"), *flags])
+
+
+# Fake adapters answer at once or never: a short deadline keeps the hang cases fast.
+FAKE_TIMEOUT = 0.5
+
+
+def run(tree: Path, impl: str, *only: str, harness: bool = False) -> RunRecord:
+    """``persyk-conformance run`` over ``tree`` against ``impl``."""
+    return execute(
+        RunConfig(impl=impl, only=only, timeout=FAKE_TIMEOUT, fixtures=tree, harness=harness)
+    )
