@@ -9,6 +9,7 @@ the record limit plus the index, whatever the file size.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,23 +39,35 @@ CHUNK_SIZE = 1 << 20
 
 def resolve_session_file(path: str | os.PathLike[str]) -> Path:
     """``path`` itself if it is a file, ``path/session.jsonl`` if it is a session directory."""
-    candidate = Path(path)
-    if candidate.is_dir():
-        candidate = candidate / SESSION_FILE
-    if candidate.is_file():
-        return candidate
+    # os.stat rather than Path.is_dir/is_file: this runs on every append (one or two stats).
+    candidate = os.fspath(path)
+    mode = _mode(candidate)
+    if mode is not None and stat.S_ISDIR(mode):
+        candidate = os.path.join(candidate, SESSION_FILE)
+        mode = _mode(candidate)
+    if mode is not None and stat.S_ISREG(mode):
+        return Path(candidate)
     raise UsageError(Code.PATH_NOT_FOUND, "no session file or session directory at the path")
 
 
+def _mode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):  # ValueError: an embedded NUL
+        return None
+
+
 def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
-    """:func:`resolve_session_file` with every symlink resolved, for the write path.
+    """:func:`resolve_session_file`, with a symlinked file resolved, for the write path.
 
     APP-5: the lock is ``session.lock`` beside the file that is written. If ``session.jsonl``
     (or the path given) is a symlink, the lock must sit beside its target, not beside the link:
     otherwise a writer going through the link and one going to the file directly would lock
-    two different files and both mutate the session at once.
+    two different files and both mutate the session at once. A symlinked *directory* needs
+    nothing: both spellings reach the same ``session.lock``.
     """
-    return Path(os.path.realpath(resolve_session_file(path)))
+    file = resolve_session_file(path)
+    return Path(os.path.realpath(file)) if os.path.islink(file) else file
 
 
 @dataclass(frozen=True, slots=True)
