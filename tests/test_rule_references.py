@@ -41,3 +41,17 @@ def test_rule_ids_named_in_code_exist_in_spec(source: Path) -> None:
         if mention not in known
     ]
     assert not unknown, "\n".join(unknown)
+
+
+CATALOG_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]+)` \| (\w+) \|", re.MULTILINE)
+
+
+def test_spec_error_catalog_equals_the_code_catalog_with_phases() -> None:
+    from persyk_session._errors import PHASE_OF, Code
+
+    text = SPEC.read_text(encoding="utf-8")
+    catalog = text[text.index("## Error catalog") : text.index("## Exit statuses")]
+    in_spec = dict(CATALOG_ROW.findall(catalog))
+    in_code = {str(code): phase for code, phase in PHASE_OF.items()}
+    assert set(PHASE_OF) == set(Code)  # every code has a phase
+    assert in_spec == in_code
