@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -297,3 +299,77 @@ def test_builder_commits_nothing_after_build() -> None:
     with pytest.raises(RuntimeError, match="from_index"):
         builder.add_entry(user("m1", None), line=2, offset=0, length=1)
     assert "m1" not in index.by_id
+
+
+def test_entries_view_behaves_as_a_tuple_of_entry_meta() -> None:
+    index = build([header(), user("m1", None), user("m2", "m1"), label("l1", "m2", "m1", "x")])
+    entries = index.entries
+    as_tuple = tuple(entries)
+    assert entries == as_tuple and len(entries) == 3
+    assert entries[-1] == as_tuple[-1] and entries[-1].target_id == "m1"
+    assert entries[1:] == as_tuple[1:] and entries[::-1] == as_tuple[::-1]
+    assert entries[5:] == ()
+    with pytest.raises(IndexError):
+        entries[3]
+    with pytest.raises(IndexError):
+        entries[-4]
+    assert entries[1] == ("m2", "m1", "message", 3, 3000, 10, 1, None, None)
+
+
+def test_by_id_view_behaves_as_a_mapping_of_entry_meta() -> None:
+    index = build([header(), user("m1", None), user("m2", "m1")])
+    by_id = index.by_id
+    assert list(by_id) == ["m1", "m2"] and len(by_id) == 2
+    assert "m2" in by_id and "absent" not in by_id and 7 not in by_id
+    assert by_id["m2"] == index.entries[1]
+    assert by_id.get("absent") is None and by_id.get("absent", 0) == 0
+    with pytest.raises(KeyError):
+        by_id["absent"]
+    assert dict(by_id) == {e.id: e for e in index.entries}
+
+
+def test_two_builders_continuing_one_index_do_not_see_each_other() -> None:
+    index = build([header(), user("m1", None)])
+    first = IndexBuilder.from_index(index)
+    second = IndexBuilder.from_index(index)
+    assert first.add_entry(user("a", "m1"), line=3, offset=3000, length=10) == []
+    assert "a" not in second and "a" not in index.by_id
+    assert second.add_entry(user("b", "a"), line=3, offset=3000, length=10)[0].code == (
+        Code.PARENT_NOT_FOUND
+    )
+    assert second.add_entry(user("a", None), line=3, offset=3000, length=10) == []
+    assert first.add_entry(user("c", "a"), line=4, offset=4000, length=10) == []
+    assert [(e.id, e.parent_id) for e in first.build().entries] == [
+        ("m1", None), ("a", "m1"), ("c", "a")]
+    assert [(e.id, e.parent_id) for e in second.build().entries] == [("m1", None), ("a", None)]
+    assert [e.id for e in index.entries] == ["m1"] and len(index.by_id) == 1
+
+
+def test_position_at_offset_finds_only_record_starts() -> None:
+    index = build([header(), user("m1", None), user("m2", "m1")])
+    assert index.position_at_offset(3000) == 1
+    assert index.position_at_offset(2500) is None
+    assert index.position_at_offset(9000) is None
+
+
+def test_index_of_many_small_entries_stays_compact() -> None:
+    # The index keeps columns of machine integers, not an object per entry: ids, the id table
+    # and ~40 bytes of columns per entry. One tuple per entry took over 300 bytes here.
+    count = 20_000
+    builder = IndexBuilder()
+    builder.add_header(header(), line=1)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for i in range(count):
+            # Each record is made and dropped here, as the reader does, so its id is counted.
+            record = user(f"m{i}", f"m{i - 1}" if i else None)
+            builder.add_entry(record, line=i + 2, offset=i * 700, length=699)
+            del record
+        index = builder.build()
+        gc.collect()
+        retained, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(index.entries) == count
+    assert retained / count < 250, f"{retained / count:.0f} bytes an entry"

@@ -85,13 +85,7 @@ def select_leaf(index: SessionIndex, selector: LeafSelector) -> str | None:
 
 def ancestry(index: SessionIndex, leaf: str | None) -> list[EntryMeta]:
     """The leaf and its ancestors, root first (empty for a null leaf). O(depth)."""
-    chain: list[EntryMeta] = []
-    node = index.by_id.get(leaf) if leaf is not None else None
-    while node is not None:
-        chain.append(node)
-        node = index.by_id.get(node.parent_id) if node.parent_id is not None else None
-    chain.reverse()
-    return chain
+    return index.ancestry(leaf)
 
 
 @dataclass(frozen=True, slots=True)

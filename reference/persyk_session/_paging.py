@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 import hashlib
 import os
 import re
@@ -79,10 +78,10 @@ def page_bounds(index: SessionIndex, page_size: int, cursor: str | None) -> tupl
     start = 0
     if cursor is not None:
         offset = decode_cursor(cursor, header_fingerprint(index.header))
-        offsets = [entry.offset for entry in index.entries]
-        start = bisect.bisect_left(offsets, offset)
-        if start == len(offsets) or offsets[start] != offset:
+        position = index.position_at_offset(offset)
+        if position is None:
             raise _invalid()
+        start = position
     return start, min(start + page_size, len(index.entries))
 
 
