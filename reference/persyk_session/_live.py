@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import _fsutil
-from ._errors import Code, ContractError, Diagnostic, UsageError
-from ._records import MAX_RECORD_BYTES, parse_record
+from ._errors import Code, Diagnostic, UsageError
+from ._records import parse_record
 from ._session import EntryMeta, IndexBuilder
-from ._store import index_stream, iter_lines
+from ._store import feed_lines, index_stream
 
 __all__ = [
     "MAX_LIVE_SESSIONS",
@@ -106,27 +106,9 @@ def index_more(
     """Feed the lines ``read(n)`` yields into ``builder`` as lines ``first_line``... starting at
     byte ``start_offset``; stop at and return the first finding.
 
-    The same per-line rules as ``_store.index_stream`` (which always starts a fresh builder):
-    REC-3 size, REC-1 terminating LF, the strict record parser, then header/entry/graph rules.
+    The same per-line rules as a full read (``_store.feed_lines`` serves both).
     """
-    for raw in iter_lines(read):
-        line = raw.line + first_line - 1
-        if raw.length > MAX_RECORD_BYTES:
-            # REC-3: over the limit, whether terminated or not.
-            return Diagnostic(
-                Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB"
-            )
-        if not raw.terminated or raw.data is None:
-            # REC-1: a final record without LF (a torn append of another writer) blocks.
-            return Diagnostic(
-                Code.RECORD_UNTERMINATED, line=line, detail="the last record has no terminating LF"
-            )
-        try:
-            obj = parse_record(raw.data, line=line)
-        except ContractError as error:
-            return error.diagnostics[0]
-        offset = raw.offset + start_offset
-        found = builder.add_record(obj, line=line, offset=offset, length=raw.length)
+    for found in feed_lines(builder, read, first_line=first_line, start_offset=start_offset):
         if found:
             return found[0]
     return None

@@ -136,41 +136,61 @@ def iter_lines(
         yield StreamedLine(*line)
 
 
+def feed_lines(
+    builder: IndexBuilder,
+    read: Callable[[int], bytes],
+    *,
+    chunk_size: int = CHUNK_SIZE,
+    first_line: int = 1,
+    start_offset: int = 0,
+) -> Iterator[list[Diagnostic]]:
+    """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
+
+    The one place that says what a line goes through: REC-11 size, REC-16 terminating LF, the
+    strict record parser, then the builder's header, entry and graph rules. The lines are
+    numbered from ``first_line`` and placed from byte ``start_offset`` (an append continues a
+    validated prefix). Yields each line's findings, empty when the line was committed; every
+    finding is also in the builder, so reading to the end leaves them all in ``build()``.
+    """
+    lines = _split_stream(read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES)
+    for number, offset, length, data, terminated in lines:
+        line = number + first_line - 1
+        if length > MAX_RECORD_BYTES:
+            # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
+            found = [
+                Diagnostic(
+                    Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB"
+                )
+            ]
+        elif not terminated or data is None:
+            # REC-16, RCV-1: a final record without LF is reported, never parsed or repaired.
+            found = [
+                Diagnostic(
+                    Code.RECORD_UNTERMINATED,
+                    line=line,
+                    detail="the last record has no terminating LF",
+                )
+            ]
+        else:
+            try:
+                obj = parse_record(data, line=line)
+            except ContractError as error:
+                found = list(error.diagnostics)
+            else:
+                yield builder.add_record(
+                    obj, line=line, offset=offset + start_offset, length=length
+                )
+                continue
+        builder.report(found)
+        yield found
+
+
 def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) -> SessionIndex:
     """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule."""
     builder = IndexBuilder()
     seen_bytes = False
-    lines = _split_stream(read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES)
-    for line, offset, length, data, terminated in lines:
+    for _ in feed_lines(builder, read, chunk_size=chunk_size):
         seen_bytes = True
-        if length > MAX_RECORD_BYTES:
-            # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
-            builder.report(
-                [
-                    Diagnostic(
-                        Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB"
-                    )
-                ]
-            )
-            continue
-        if not terminated or data is None:
-            # REC-16 / READ-1: a final record without LF is reported, never parsed or repaired.
-            builder.report(
-                [
-                    Diagnostic(
-                        Code.RECORD_UNTERMINATED,
-                        line=line,
-                        detail="the last record has no terminating LF",
-                    )
-                ]
-            )
-            continue
-        try:
-            obj = parse_record(data, line=line)
-        except ContractError as error:
-            builder.report(list(error.diagnostics))
-            continue
-        builder.add_record(obj, line=line, offset=offset, length=length)
     return builder.build(empty=not seen_bytes)
 
 
