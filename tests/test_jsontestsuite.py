@@ -29,7 +29,8 @@ from typing import Any
 
 import pytest
 from persyk_session._errors import Code, ContractError, Diagnostic
-from persyk_session._records import _parse_record_reference, parse_record, split_lines
+from persyk_session._lines import split_lines
+from persyk_session._records import _parse_record_reference, parse_record
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "jsontestsuite"
 CASES_DIR = CORPUS / "test_parsing"

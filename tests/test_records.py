@@ -7,14 +7,13 @@ from typing import Any
 
 import pytest
 from persyk_session._errors import Code, ContractError, Diagnostic, UsageError
+from persyk_session._lines import RawLine, split_lines
 from persyk_session._records import (
     MAX_DEPTH,
     MAX_RECORD_BYTES,
     MAX_SAFE_INTEGER,
-    RawLine,
     encode_record,
     parse_record,
-    split_lines,
 )
 
 # An otherwise valid entry; `wrap(value)` puts one JSON value at /data.

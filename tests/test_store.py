@@ -13,13 +13,26 @@ import orjson
 import pytest
 from _entries import TS, entry, user
 from persyk_session import Code, UsageError, open_session, resolve_session_file
-from persyk_session._records import MAX_RECORD_BYTES, split_lines
-from persyk_session._store import iter_lines
+from persyk_session._lines import Line, split_lines, split_stream
+from persyk_session._records import MAX_RECORD_BYTES
 from persyk_session.operations import op_context, op_info, op_validate
 
 HEADER = {"type": "session", "version": 1, "id": "s-1", "timestamp": TS}
 
 
+
+
+class StreamedLine:
+    """A line of :func:`split_stream` by name (the splitter yields plain tuples for speed)."""
+
+    def __init__(self, line: Line) -> None:
+        self.line, self.offset, self.length, self.data, self.terminated = line
+
+
+def iter_lines(
+    read: Callable[[int], bytes], *, chunk_size: int, limit: int
+) -> Iterator[StreamedLine]:
+    return (StreamedLine(line) for line in split_stream(read, chunk_size=chunk_size, limit=limit))
 
 
 def jsonl(*records: dict[str, Any]) -> bytes:
@@ -83,7 +96,7 @@ SPLIT_INPUTS = [
 def test_streamed_lines_match_whole_buffer_split(data: bytes, chunk_size: int) -> None:
     streamed = [
         (r.line, r.offset, r.data, r.terminated)
-        for r in iter_lines(reader(data), chunk_size=chunk_size)
+        for r in iter_lines(reader(data), chunk_size=chunk_size, limit=MAX_RECORD_BYTES)
     ]
     whole = [(r.line, r.offset, r.data, r.terminated) for r in split_lines(data)]
     assert streamed == whole
@@ -118,7 +131,10 @@ def test_over_limit_line_is_skipped_not_buffered() -> None:
 
     tracemalloc.start()
     try:
-        lines = [(r.line, r.length, r.data) for r in iter_lines(read)]
+        lines = [
+            (r.line, r.length, r.data)
+            for r in iter_lines(read, chunk_size=1 << 20, limit=MAX_RECORD_BYTES)
+        ]
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -1,5 +1,15 @@
 """Reference implementation of the Persyk session format v1 (see docs/spec.md)."""
 
+from ._append import (
+    AppendResult,
+    BatchItem,
+    append_records,
+    create_session,
+    items_from_jsonl,
+    items_from_objects,
+    read_records_file,
+    remove_entry,
+)
 from ._context import (
     History,
     LeafSelector,
@@ -11,10 +21,14 @@ from ._context import (
     validate_for_target,
 )
 from ._errors import Code, ContractError, Diagnostic, PersykError, UsageError
+from ._paging import Page, read_page
+from ._recovery import RecoveryResult, recover
 from ._session import EntryMeta, IndexBuilder, SessionIndex
 from ._store import OpenSession, open_session, resolve_session_file
 
 __all__ = [
+    "AppendResult",
+    "BatchItem",
     "Code",
     "ContractError",
     "Diagnostic",
@@ -24,12 +38,22 @@ __all__ = [
     "LeafSelector",
     "Omission",
     "OpenSession",
+    "Page",
     "PersykError",
+    "RecoveryResult",
     "SessionIndex",
     "UsageError",
     "ancestry",
+    "append_records",
+    "create_session",
     "effective_history",
+    "items_from_jsonl",
+    "items_from_objects",
     "open_session",
+    "read_page",
+    "read_records_file",
+    "recover",
+    "remove_entry",
     "resolve_session_file",
     "select_leaf",
     "to_generic_context",

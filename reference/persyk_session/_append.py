@@ -31,6 +31,7 @@ import orjson
 from . import _fsutil
 from ._context import LeafSelector
 from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._lines import split_lines
 from ._live import LiveFile, LiveSession, open_live
 from ._lock import session_lock
 from ._records import encode_record, parse_record
@@ -109,20 +110,15 @@ def items_from_jsonl(data: bytes) -> list[BatchItem]:
     """Prepare records given as raw JSONL bytes (``recordsFile``): each line is parsed strictly,
     so byte-level faults surface with the read-phase code of the line (APP-9)."""
     items: list[BatchItem] = []
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        unterminated = end < 0
-        line = data[start:] if unterminated else data[start:end]
-        start = len(data) if unterminated else end + 1
-        if unterminated:
+    for raw in split_lines(data):
+        if not raw.terminated:
             fault = Diagnostic(Code.RECORD_UNTERMINATED, detail="the last record has no LF")
-            items.append(BatchItem(None, b"", len(line) + 1, fault))
+            items.append(BatchItem(None, b"", len(raw.data) + 1, fault))
             continue
         try:
-            value = parse_record(line, line=1)
+            value = parse_record(raw.data, line=1)
         except ContractError as error:
-            items.append(BatchItem(None, b"", len(line) + 1, error.diagnostics[0]))
+            items.append(BatchItem(None, b"", len(raw.data) + 1, error.diagnostics[0]))
             continue
         items.append(_item_from_object(value))
     return items
@@ -361,11 +357,9 @@ def _write_plan(live: LiveFile, state: LiveSession, plan: AppendPlan) -> AppendR
 
 def _roll_back(fd: int, size: int) -> None:
     # APP-20: still under the lock, cut our own partial write back to the acknowledged prefix.
-    try:
-        os.ftruncate(fd, size)
-        os.fsync(fd)
-    except OSError:
-        pass  # the tail stays unterminated or invalid: later appends are SESSION_BLOCKED
+    # If this fails too, the tail stays unterminated or invalid: later appends are SESSION_BLOCKED.
+    with contextlib.suppress(OSError):
+        _fsutil.truncate_durably(fd, size)
 
 
 def _append_locked(
@@ -466,14 +460,7 @@ def _make_directories(directory: Path) -> list[Path]:
         if probe.parent == probe:
             break
         probe = probe.parent
-    created: list[Path] = []
-    for path in reversed(missing):
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        created.append(path)
-    return created
+    return [path for path in reversed(missing) if _fsutil.make_directory(path)]
 
 
 def create_session(
@@ -518,12 +505,11 @@ def _publish(target_dir: Path, final: Path, data: bytes) -> None:
     try:
         _fsutil.write_new_file(temp, data)
         try:
-            os.link(temp, final)  # never replaces: EEXIST if a session appeared meanwhile
+            _fsutil.link_new(temp, final)  # never replaces: EEXIST if a session appeared
         except FileExistsError:
             raise _exists() from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        _fsutil.unlink_quietly(temp)
     _fsutil.fsync_directory(target_dir)
     for path in reversed(created):
         _fsutil.fsync_directory(path.parent)

@@ -21,8 +21,12 @@ from pathlib import Path
 __all__ = [
     "append_all",
     "fsync_directory",
+    "link_new",
+    "make_directory",
     "open_append",
     "open_read_append",
+    "truncate_durably",
+    "unlink_quietly",
     "write_all",
     "write_new_file",
 ]
@@ -59,6 +63,26 @@ def append_all(fd: int, data: bytes) -> None:
     os.fsync(fd)
 
 
+def truncate_durably(fd: int, size: int) -> None:
+    """Cut the file to ``size`` bytes and fsync: the cut is durable before anyone is told."""
+    os.ftruncate(fd, size)
+    os.fsync(fd)
+
+
+def link_new(source: Path, name: Path) -> None:
+    """Publish ``source`` under ``name``; FileExistsError instead of replacing what is there."""
+    os.link(source, name)
+
+
+def make_directory(path: Path) -> bool:
+    """Create ``path`` (its parent must exist); False if it already existed."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        return False
+    return True
+
+
 def fsync_directory(path: Path) -> None:
     """Make the directory's entries (new, linked or unlinked names) durable."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
@@ -80,11 +104,12 @@ def write_new_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         os.fsync(fd)
     except BaseException:
         os.close(fd)
-        _unlink_quietly(path)
+        unlink_quietly(path)
         raise
     os.close(fd)
 
 
-def _unlink_quietly(path: Path) -> None:
+def unlink_quietly(path: Path) -> None:
+    """Remove ``path`` if it is there; a failure to remove is not the caller's concern."""
     with contextlib.suppress(OSError):
         os.unlink(path)

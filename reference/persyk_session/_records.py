@@ -1,7 +1,6 @@
 """Strict record layer: one line of ``session.jsonl`` in, one JSON object (or one fault) out.
 
-Sans-IO: bytes in, values or :class:`ContractError` out. The store streams lines from files;
-:func:`split_lines` is the pure helper for buffers already in memory.
+Sans-IO: bytes in, values or :class:`ContractError` out (``_lines`` cuts a stream into lines).
 
 Rules implemented here (docs/spec.md, section REC): REC-2..REC-15, REC-17..REC-20, REC-23.
 
@@ -73,8 +72,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
@@ -88,10 +85,8 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_RECORD_BYTES",
     "MAX_SAFE_INTEGER",
-    "RawLine",
     "encode_record",
     "parse_record",
-    "split_lines",
 ]
 
 # REC-11: bytes of one record, not counting its LF.
@@ -111,31 +106,6 @@ _WALK_WITHOUT_COUNTING: Final = 16_384
 # Fixed texts (diagnostics never quote the input).
 _END_INSIDE_VALUE: Final = "record ends inside a JSON value"
 _UNEXPECTED_BYTE: Final = "unexpected byte in JSON text"
-
-
-@dataclass(frozen=True, slots=True)
-class RawLine:
-    """One physical line of a buffer: ``data`` excludes the LF; ``offset`` is where it starts."""
-
-    line: int
-    offset: int
-    data: bytes
-    terminated: bool
-
-
-def split_lines(buf: bytes, *, first_line: int = 1, first_offset: int = 0) -> Iterator[RawLine]:
-    """Cut ``buf`` at each LF (REC-1). A last piece without LF has ``terminated=False``."""
-    start = 0
-    line = first_line
-    size = len(buf)
-    while start < size:
-        end = buf.find(b"\n", start)
-        if end < 0:
-            yield RawLine(line, first_offset + start, buf[start:], False)
-            return
-        yield RawLine(line, first_offset + start, buf[start:end], True)
-        start = end + 1
-        line += 1
 
 
 class _Fault(Exception):

@@ -55,7 +55,6 @@ with ``RECOVER_INTERIOR_DAMAGE``: there is no session to recover.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import enum
 import hashlib
 import os
@@ -576,8 +575,7 @@ def _preserve(directory: Path, name: str, fragment: bytes) -> None:
     target = directory / name
     folder = target.parent
     if not folder.is_dir():
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir()
+        _fsutil.make_directory(folder)
         _fsutil.fsync_directory(directory)
     try:
         _fsutil.write_new_file(target, fragment)
@@ -594,7 +592,7 @@ def _execute(file: Path, plan: RecoveryPlan) -> RecoveryResult:
         return RecoveryResult(error=plan.error)
     if plan.action == "none":
         return RecoveryResult("none")
-    fd = os.open(file, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+    fd = _fsutil.open_append(file)
     try:
         if plan.action == "newline-added":
             _fsutil.append_all(fd, b"\n")
@@ -603,8 +601,7 @@ def _execute(file: Path, plan: RecoveryPlan) -> RecoveryResult:
         assert plan.truncate_to is not None
         _preserve(file.parent, plan.preserve_as, plan.fragment)
         # RCV-7: cut exactly after the last LF, durable before success is reported.
-        os.ftruncate(fd, plan.truncate_to)
-        os.fsync(fd)
+        _fsutil.truncate_durably(fd, plan.truncate_to)
         return RecoveryResult("truncated", plan.preserve_as)
     finally:
         os.close(fd)

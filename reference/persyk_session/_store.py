@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._lines import split_stream
 from ._records import MAX_RECORD_BYTES, parse_record
 from ._session import EntryMeta, IndexBuilder, SessionIndex
 
@@ -25,9 +26,7 @@ __all__ = [
     "SESSION_FILE",
     "BodyReader",
     "OpenSession",
-    "StreamedLine",
     "index_stream",
-    "iter_lines",
     "open_session",
     "resolve_session_file",
     "resolve_session_file_for_mutation",
@@ -70,72 +69,6 @@ def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(file)) if os.path.islink(file) else file
 
 
-@dataclass(frozen=True, slots=True)
-class StreamedLine:
-    """One physical line. ``data`` is None when the line was over the limit (not kept)."""
-
-    line: int
-    offset: int
-    length: int  # bytes without the LF
-    data: bytes | None
-    terminated: bool
-
-
-# One physical line: (line number, file offset, length without the LF, the bytes or None when
-# over the limit, whether an LF ended it). A plain tuple: this is made once per line of a read.
-_Line = tuple[int, int, int, bytes | None, bool]
-
-
-def _split_stream(read: Callable[[int], bytes], *, chunk_size: int, limit: int) -> Iterator[_Line]:
-    """The lines of the byte stream ``read(n)`` yields.
-
-    Only a line still open at the end of a chunk is carried over; once it grows past ``limit``
-    its bytes are dropped and only its length is kept (REC-21), so memory stays within the
-    limit plus a chunk whatever the file holds. Lines are cut with ``find`` (memchr) rather
-    than ``bytes.split``: as fast for short lines, and several times faster for long ones.
-    """
-    line_no = 1
-    offset = 0  # file offset of line ``line_no``
-    open_parts: list[bytes] = []  # bytes of the line still open after the last chunk
-    open_length = 0  # its length so far; over ``limit`` its bytes are no longer held
-    while chunk := read(chunk_size):
-        pos = 0
-        while (nl := chunk.find(b"\n", pos)) >= 0:
-            length = open_length + nl - pos
-            if length > limit:
-                data = None
-            elif open_parts:
-                data = b"".join([*open_parts, chunk[pos:nl]])
-            else:
-                data = chunk[pos:nl]
-            yield line_no, offset, length, data, True
-            line_no += 1
-            offset += length + 1
-            open_parts = []
-            open_length = 0
-            pos = nl + 1
-        open_length += len(chunk) - pos
-        if open_length > limit:
-            open_parts = []
-        elif pos < len(chunk):
-            open_parts.append(chunk[pos:] if pos else chunk)
-    if open_length:
-        data = b"".join(open_parts) if open_length <= limit else None
-        yield line_no, offset, open_length, data, False
-
-
-def iter_lines(
-    read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE, limit: int = MAX_RECORD_BYTES
-) -> Iterator[StreamedLine]:
-    """Split the byte stream given by ``read(n)`` into LF-terminated lines.
-
-    REC-21: a line longer than ``limit`` is counted but never held: its bytes are dropped as
-    they arrive until its LF. A final piece without an LF comes out with ``terminated=False``.
-    """
-    for line in _split_stream(read, chunk_size=chunk_size, limit=limit):
-        yield StreamedLine(*line)
-
-
 def feed_lines(
     builder: IndexBuilder,
     read: Callable[[int], bytes],
@@ -152,9 +85,11 @@ def feed_lines(
     validated prefix). Yields each line's findings, empty when the line was committed; every
     finding is also in the builder, so reading to the end leaves them all in ``build()``.
     """
-    lines = _split_stream(read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES)
-    for number, offset, length, data, terminated in lines:
-        line = number + first_line - 1
+    lines = split_stream(
+        read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
+        first_offset=start_offset,
+    )
+    for line, offset, length, data, terminated in lines:
         if length > MAX_RECORD_BYTES:
             # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
             found = [
@@ -177,9 +112,7 @@ def feed_lines(
             except ContractError as error:
                 found = list(error.diagnostics)
             else:
-                yield builder.add_record(
-                    obj, line=line, offset=offset + start_offset, length=length
-                )
+                yield builder.add_record(obj, line=line, offset=offset, length=length)
                 continue
         builder.report(found)
         yield found

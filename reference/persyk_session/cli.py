@@ -1,7 +1,11 @@
 """The ``persyk-session`` command line: a thin shell over :mod:`persyk_session.operations`.
 
-Exit status: 0 success (a valid session), 1 a domain failure (an invalid session, an absent
-explicit leaf), 2 a usage or I/O problem (bad arguments, PATH_NOT_FOUND).
+Every command builds an operation's arguments, calls that operation and prints its result, so
+the CLI and the adapter share one path per operation. Exit status (DIAG-7): 0 success (a valid
+session), 1 a domain failure (an invalid session, an absent explicit leaf, a refused write),
+2 a usage or I/O problem (bad arguments, PATH_NOT_FOUND, IO_FAILED). Without ``--json`` the
+output is a short summary; diagnostics are printed by their fixed messages only, never with
+input values.
 
 To add a command: write ``_args_<name>(parser)`` and ``cmd_<name>(args) -> int`` and add one
 :class:`Command` line to :data:`COMMANDS`.
@@ -17,9 +21,17 @@ from typing import Any, NoReturn, TextIO
 
 import orjson
 
-from . import _cli_write as write
 from ._errors import Code, UsageError
-from .operations import op_context, op_info, op_validate
+from .operations import (
+    op_append,
+    op_context,
+    op_create,
+    op_info,
+    op_read,
+    op_recover,
+    op_remove,
+    op_validate,
+)
 
 __all__ = ["COMMANDS", "Command", "main"]
 
@@ -40,7 +52,38 @@ def _print_json(result: dict[str, Any], out: TextIO) -> None:
 
 
 def _result_status(result: dict[str, Any]) -> int:
-    return EXIT_INVALID if "error" in result else EXIT_OK
+    error = result.get("error")
+    if error is None:
+        return EXIT_OK
+    return EXIT_USAGE if error.get("code") == Code.IO_FAILED else EXIT_INVALID
+
+
+def _report(result: dict[str, Any], as_json: bool, summary: str) -> int:
+    if as_json:
+        _print_json(result, sys.stdout)
+    elif "error" in result:
+        if "committed" in result:
+            print(f"committed {len(result['committed'])}, "
+                  f"already present {len(result['alreadyPresent'])}")
+        print(result["error"]["message"], file=sys.stderr)
+    else:
+        print(summary)
+    return _result_status(result)
+
+
+def _add_leaf(parser: argparse.ArgumentParser, help_id: str, help_null: str) -> None:
+    leaf = parser.add_mutually_exclusive_group()
+    leaf.add_argument("--leaf", metavar="ID", help=help_id)
+    leaf.add_argument("--leaf-null", action="store_true", help=help_null)
+
+
+def _leaf_args(args: argparse.Namespace) -> dict[str, Any]:
+    """CTX-1/2/3, APP-16: no flag is the default leaf, ``--leaf-null`` null, ``--leaf`` an id."""
+    if args.leaf_null:
+        return {"leaf": None}
+    if args.leaf is not None:
+        return {"leaf": args.leaf}
+    return {}
 
 
 # --- validate ----------------------------------------------------------------------------------
@@ -71,10 +114,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _args_context(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="a session directory or its session.jsonl")
-    leaf = parser.add_mutually_exclusive_group()
-    leaf.add_argument("--leaf", metavar="ID", help="select this entry as the leaf")
-    leaf.add_argument(
-        "--leaf-null", action="store_true", help="select the empty ancestry (explicit null)"
+    _add_leaf(
+        parser, "select this entry as the leaf", "select the empty ancestry (explicit null)"
     )
     parser.add_argument(
         "--view",
@@ -87,11 +128,7 @@ def _args_context(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    op_args: dict[str, Any] = {"session": args.path, "view": args.view}
-    if args.leaf_null:
-        op_args["leaf"] = None
-    elif args.leaf is not None:
-        op_args["leaf"] = args.leaf
+    op_args: dict[str, Any] = {"session": args.path, "view": args.view, **_leaf_args(args)}
     if args.target is not None:
         op_args["target"] = args.target
     result = op_context(op_args)
@@ -109,6 +146,97 @@ def _args_info(parser: argparse.ArgumentParser) -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     result = op_info({"session": args.path})
+    _print_json(result, sys.stdout)
+    return _result_status(result)
+
+
+# --- create, append, remove, recover, read ---------------------------------------------------
+
+
+def _args_create(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="the session directory to create (made if missing)")
+    parser.add_argument("--id", help="the session id (default: a random UUID)")
+    parser.add_argument("--timestamp", help="the header timestamp (default: now)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    op_args: dict[str, Any] = {"session": args.path}
+    if args.id is not None:
+        op_args["id"] = args.id
+    if args.timestamp is not None:
+        op_args["timestamp"] = args.timestamp
+    result = op_create(op_args)
+    summary = f"created session {result['header']['id']}" if "header" in result else ""
+    return _report(result, args.json, summary)
+
+
+def _args_append(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="a session directory or its session.jsonl")
+    parser.add_argument(
+        "--records", required=True, metavar="FILE", help="JSONL records to append ('-' = stdin)"
+    )
+    _add_leaf(parser, "the continuation leaf (APP-16)", "the continuation is empty (null)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+
+
+def cmd_append(args: argparse.Namespace) -> int:
+    # An unreadable --records file is UsageError(PATH_NOT_FOUND): exit 2 (DIAG-7).
+    op_args: dict[str, Any] = {"session": args.path, **_leaf_args(args)}
+    if args.records == "-":
+        result = op_append(op_args, records_stream=sys.stdin.buffer.read)
+    else:
+        result = op_append({**op_args, "recordsFile": args.records})
+    summary = (
+        f"committed {len(result['committed'])}, already present {len(result['alreadyPresent'])}"
+    )
+    return _report(result, args.json, summary)
+
+
+def _args_remove(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="a session directory or its session.jsonl")
+    parser.add_argument("--target", required=True, metavar="ID", help="the entry to remove")
+    parser.add_argument("--id", required=True, help="the id of the message.removed entry")
+    parser.add_argument("--timestamp", required=True, help="its envelope timestamp")
+    _add_leaf(parser, "the continuation leaf (APP-16)", "the continuation is empty (null)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    result = op_remove({
+        "session": args.path, "targetId": args.target, "id": args.id,
+        "timestamp": args.timestamp, **_leaf_args(args),
+    })
+    return _report(result, args.json, "removed")
+
+
+def _args_recover(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="a session directory or its session.jsonl")
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    result = op_recover({"session": args.path})
+    summary = ""
+    if "action" in result:
+        summary = result["action"] + (
+            f" (fragment kept in {result['preserved']})" if result["preserved"] else ""
+        )
+    return _report(result, args.json, summary)
+
+
+def _args_read(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="a session directory or its session.jsonl")
+    parser.add_argument("--page-size", required=True, type=int, metavar="N", help="1 to 1000")
+    parser.add_argument("--cursor", help="the nextCursor of the previous page")
+    parser.add_argument("--json", action="store_true", help="print JSON (the only output form)")
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    op_args: dict[str, Any] = {"session": args.path, "pageSize": args.page_size}
+    if args.cursor is not None:
+        op_args["cursor"] = args.cursor
+    result = op_read(op_args)
     _print_json(result, sys.stdout)
     return _result_status(result)
 
@@ -141,12 +269,11 @@ COMMANDS: list[Command] = [
     Command("validate", "check a session against the v1 contract", _args_validate, cmd_validate),
     Command("context", "the effective history of a leaf", _args_context, cmd_context),
     Command("info", "header, name, labels, counts and default leaf", _args_info, cmd_info),
-    # The write side (_cli_write.py): append, recover and paged-read capabilities.
-    Command("create", "create a session (exclusive)", write.args_create, write.cmd_create),
-    Command("append", "append a batch of JSONL records", write.args_append, write.cmd_append),
-    Command("remove", "append a message.removed entry", write.args_remove, write.cmd_remove),
-    Command("recover", "repair an unterminated last line", write.args_recover, write.cmd_recover),
-    Command("read", "one page of entries", write.args_read, write.cmd_read),
+    Command("create", "create a session (exclusive)", _args_create, cmd_create),
+    Command("append", "append a batch of JSONL records", _args_append, cmd_append),
+    Command("remove", "append a message.removed entry", _args_remove, cmd_remove),
+    Command("recover", "repair an unterminated last line", _args_recover, cmd_recover),
+    Command("read", "one page of entries", _args_read, cmd_read),
     Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]
 

@@ -1,9 +1,10 @@
-"""One function per protocol operation, returning the JSON result object.
+"""Every operation of the reference, read and write: one function each, returning the JSON
+result object.
 
 The CLI (``--json``), the conformance adapter and the runner's in-process fast path all call
-these, so their results are the same objects (docs/architecture.md, "JSON results").
-A domain failure is a result ``{"error": diagnostic}``; a :class:`UsageError` propagates.
-Other engineers add operations to :data:`OPERATIONS`.
+these, so their results are the same objects and there is one path per operation
+(docs/architecture.md, "JSON results"). A domain failure is a result ``{"error": diagnostic}``
+(append and remove add ``committed`` and ``alreadyPresent``); a :class:`UsageError` propagates.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._args import leaf_selector, session_arg
+from ._append import (
+    append_records,
+    create_session,
+    items_from_jsonl_stream,
+    items_from_objects,
+    read_records_file,
+    remove_entry,
+)
+from ._args import leaf_selector, session_arg, string_arg
 from ._context import (
     DEFAULT_TARGET,
     TARGETS,
@@ -21,15 +30,20 @@ from ._context import (
     validate_for_target,
 )
 from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._paging import read_page
+from ._recovery import recover
 from ._store import OpenSession, open_session
-from ._write_ops import op_append, op_create, op_read, op_recover, op_remove
 
 __all__ = [
     "OPERATIONS",
     "Operation",
-    "leaf_selector",
+    "op_append",
     "op_context",
+    "op_create",
     "op_info",
+    "op_read",
+    "op_recover",
+    "op_remove",
     "op_validate",
 ]
 
@@ -40,6 +54,7 @@ VIEWS = frozenset({"history", "generic", "target"})
 
 def _error(diagnostic: Diagnostic) -> dict[str, Any]:
     return {"error": diagnostic.to_json()}
+
 
 
 def _first_problem(session: OpenSession) -> Diagnostic | None:
@@ -115,12 +130,113 @@ def op_info(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# --- the append, recover and paged-read capabilities ---------------------------------------
+
+
+def _lock_timeout(args: dict[str, Any]) -> float | None:
+    # APP-6: the caller may bound the wait for the session lock; absent = our own bound.
+    value = args.get("lockTimeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise UsageError(Code.USAGE, "the argument 'lockTimeout' must be a non-negative number")
+    return float(value)
+
+
+def _append_failure(error: ContractError) -> dict[str, Any]:
+    return {"error": error.diagnostics[0].to_json(), "committed": [], "alreadyPresent": []}
+
+
+def op_create(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"header": {...}}`` or ``{"error": D}`` (SESSION_EXISTS, HEADER_INVALID, IO_FAILED)."""
+    try:
+        header = create_session(
+            session_arg(args),
+            id=string_arg(args, "id", required=False),
+            timestamp=string_arg(args, "timestamp", required=False),
+        )
+    except ContractError as error:
+        return {"error": error.diagnostics[0].to_json()}
+    return {"header": header}
+
+
+def op_append(
+    args: dict[str, Any], *, records_stream: Callable[[int], bytes] | None = None
+) -> dict[str, Any]:
+    """Append ``records`` (JSON values) or ``recordsFile`` (raw JSONL bytes) as one batch.
+
+    ``records_stream`` is the CLI's ``--records -``: raw JSONL read from standard input in
+    place of either argument (the adapter never passes it: its stdin is the protocol).
+    """
+    given = ("records" in args) + ("recordsFile" in args) + (records_stream is not None)
+    if given != 1:
+        raise UsageError(Code.USAGE, "give exactly one of 'records' and 'recordsFile'")
+    if records_stream is not None:
+        items = items_from_jsonl_stream(records_stream)
+    elif "records" in args:
+        records = args["records"]
+        if not isinstance(records, list):
+            raise UsageError(Code.USAGE, "the argument 'records' must be an array")
+        items = items_from_objects(records)
+    else:
+        name = string_arg(args, "recordsFile")
+        assert name is not None
+        items = read_records_file(name)
+    leaf = leaf_selector(args)
+    try:
+        result = append_records(session_arg(args), items, leaf=leaf, timeout=_lock_timeout(args))
+    except ContractError as error:
+        return _append_failure(error)
+    return result.to_json()
+
+
+def op_remove(args: dict[str, Any]) -> dict[str, Any]:
+    """Append a ``message.removed`` of ``targetId`` onto the selected leaf (APP-18)."""
+    target = string_arg(args, "targetId")
+    assert target is not None
+    try:
+        result = remove_entry(
+            session_arg(args),
+            target,
+            id=string_arg(args, "id"),
+            timestamp=string_arg(args, "timestamp"),
+            leaf=leaf_selector(args),
+            timeout=_lock_timeout(args),
+        )
+    except ContractError as error:
+        return _append_failure(error)
+    return result.to_json()
+
+
+def op_recover(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"action", "preserved"}`` or ``{"error": D}``."""
+    try:
+        result = recover(session_arg(args), timeout=_lock_timeout(args))
+    except ContractError as error:
+        return {"error": error.diagnostics[0].to_json()}
+    return result.to_json()
+
+
+def op_read(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"entries", "nextCursor"}`` or ``{"error": D}``."""
+    page_size = args.get("pageSize")
+    if isinstance(page_size, bool) or not isinstance(page_size, int):
+        raise UsageError(Code.USAGE, "the argument 'pageSize' must be an integer")
+    cursor = args.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise UsageError(Code.USAGE, "the argument 'cursor' must be a string or null")
+    try:
+        page = read_page(session_arg(args), page_size, cursor)
+    except ContractError as error:
+        return {"error": error.diagnostics[0].to_json()}
+    return page.to_json()
+
+
 # Dispatch table of the protocol operations; the adapter and the CLI go through it.
 OPERATIONS: dict[str, Operation] = {
     "validate": op_validate,
     "context": op_context,
     "info": op_info,
-    # append, recover and paged-read capabilities (_write_ops.py)
     "create": op_create,
     "append": op_append,
     "remove": op_remove,
