@@ -1,1 +1,1 @@
-"""JSON Schemas of the Persyk session format (package data)."""
+"""JSON Schemas of the Persyk contract (package data of persyk_contract.schemas)."""

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["reference/persyk_session", "conformance/persyk_conformance"]
+PACKAGES = [
+    "contract/persyk_contract",
+    "reference/persyk_session",
+    "conformance/persyk_conformance",
+]
 
 
 def _tool(name: str) -> list[str]:

@@ -1,7 +1,8 @@
 """The shipped fixtures are sane (as JSON-Schema-Test-Suite's `jsonschema_suite check`).
 
 The full check runs against the installed package data; with a checkout at hand it also proves
-that rules.json matches docs/spec.md and that fixtures/v1 is what fixtures/build.py generates.
+that the contract's rules.json and errors.json match docs/spec.md and that fixtures/v1 is what
+fixtures/build.py generates.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance import check_fixtures
 from persyk_conformance._cases import load_cases
 from persyk_conformance._match import match
-from persyk_conformance._sanity import check_fixtures, required_codes, rules_from_spec
+from persyk_conformance._sanity import required_codes
+from persyk_contract import Rule, rules_from_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "docs" / "spec.md"
 BUILDER = ROOT / "fixtures" / "build.py"
 GENERATED = ROOT / "fixtures" / "v1"
+CONTRACT = ROOT / "contract" / "persyk_contract"
+GENERATED_CONTRACT = ("rules.json", "errors.json")
 
 
 def spec_text() -> str | None:
@@ -54,13 +59,16 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
 def test_generated_fixtures_are_up_to_date(tmp_path: Path) -> None:
     if not BUILDER.is_file() or not SPEC.is_file():
         pytest.skip("needs a checkout (fixtures/build.py and docs/spec.md)")
-    out = tmp_path / "v1"
-    proc = subprocess.run([sys.executable, str(BUILDER), "--out", str(out)],
+    out, contract = tmp_path / "v1", tmp_path / "contract"
+    proc = subprocess.run([sys.executable, str(BUILDER), "--out", str(out),
+                           "--contract-out", str(contract)],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     built, committed = tree_bytes(out), tree_bytes(GENERATED)
     stale = sorted(set(committed) ^ set(built))
     stale += sorted(rel for rel in set(built) & set(committed) if built[rel] != committed[rel])
+    stale += [f"contract {name}" for name in GENERATED_CONTRACT
+              if (contract / name).read_bytes() != (CONTRACT / name).read_bytes()]
     assert not stale, "run `python fixtures/build.py`; out of date:\n" + "\n".join(stale[:50])
 
 
@@ -69,7 +77,8 @@ def test_builder_is_deterministic(tmp_path: Path) -> None:
         pytest.skip("needs a checkout (fixtures/build.py and docs/spec.md)")
     trees = []
     for name in ("a", "b"):
-        subprocess.run([sys.executable, str(BUILDER), "--out", str(tmp_path / name)],
+        subprocess.run([sys.executable, str(BUILDER), "--no-sanity", "--out",
+                        str(tmp_path / name), "--contract-out", str(tmp_path / f"{name}-contract")],
                        check=True, capture_output=True, cwd=ROOT)
         trees.append(tree_bytes(tmp_path / name))
     assert trees[0] == trees[1]
@@ -77,8 +86,7 @@ def test_builder_is_deterministic(tmp_path: Path) -> None:
 
 # --- the check itself finds problems -----------------------------------------------------------
 
-def write_fixture_root(root: Path, manifests: list[dict[str, Any]],
-                       rules: list[dict[str, str]]) -> Path:
+def write_fixture_root(root: Path, manifests: list[dict[str, Any]]) -> Path:
     for manifest in manifests:
         group = manifest["kind"]
         directory = root / group / f"{manifest['id']}-case"
@@ -86,7 +94,6 @@ def write_fixture_root(root: Path, manifests: list[dict[str, Any]],
         (directory / "tree" / "session" / "session.jsonl").write_bytes(
             b'{"type":"session","version":1,"id":"s","timestamp":"2026-01-01T00:00:00Z"}\n')
         (directory / "case.json").write_text(json.dumps(manifest), "utf-8")
-    (root / "rules.json").write_text(json.dumps({"rules": rules}), "utf-8")
     (root / "RETIRED.txt").write_text("# none\nG-009\tretired for the test\n", "utf-8")
     return root
 
@@ -99,9 +106,8 @@ def manifest(case_id: str, rules: list[str], code: str | None = None) -> dict[st
             "steps": [{"op": "validate", "args": {"session": "session"}, "expect": expect}]}
 
 
-RULES = [{"id": "HDR-8", "level": "MUST", "phase": "read"},
-         {"id": "HDR-1", "level": "MUST", "phase": "read"},
-         {"id": "SRCH-1", "level": "MUST", "phase": "search"}]
+RULES = [Rule("HDR-8", "MUST", "read"), Rule("HDR-1", "MUST", "read"),
+         Rule("SRCH-1", "MUST", "search")]
 
 
 @pytest.mark.parametrize(
@@ -118,21 +124,21 @@ RULES = [{"id": "HDR-8", "level": "MUST", "phase": "read"},
 )
 def test_check_reports_broken_fixtures(tmp_path: Path, manifests: list[dict[str, Any]],
                                        wanted: str) -> None:
-    root = write_fixture_root(tmp_path, manifests, RULES)
-    problems = check_fixtures(root)
+    root = write_fixture_root(tmp_path, manifests)
+    problems = check_fixtures(root, rules=RULES)
     assert any(wanted in p for p in problems), "\n".join(problems)
 
 
 def test_check_reports_an_empty_fixture_root(tmp_path: Path) -> None:
-    problems = check_fixtures(write_fixture_root(tmp_path, [], RULES))
+    problems = check_fixtures(write_fixture_root(tmp_path, []), rules=RULES)
     assert any("no case found" in p for p in problems)
 
 
 def test_rules_are_read_from_spec_rows() -> None:
     text = ("| ID | level | phase | statement |\n|---|---|---|---|\n"
             "| REC-1 | MUST | read | a statement |\n| APP-2 | SHOULD | append | another |\n")
-    assert rules_from_spec(text) == [{"id": "REC-1", "level": "MUST", "phase": "read"},
-                                     {"id": "APP-2", "level": "SHOULD", "phase": "append"}]
+    assert rules_from_spec(text) == [Rule("REC-1", "MUST", "read"),
+                                     Rule("APP-2", "SHOULD", "append")]
 
 
 def test_required_codes_include_usage_codes_and_skip_none() -> None:

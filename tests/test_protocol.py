@@ -25,7 +25,7 @@ from persyk_conformance._protocol import (
 )
 from persyk_session.adapter import serve
 
-PROTOCOL_DIR = files("persyk_session.schemas") / "protocol"
+PROTOCOL_DIR = files("persyk_contract.schemas") / "protocol"
 SCHEMA_NAMES = sorted(p.name for p in PROTOCOL_DIR.iterdir() if p.name.endswith(".json"))
 SESSION = (
     b'{"type":"session","version":1,"id":"s1","timestamp":"2026-01-01T00:00:00Z"}\n'

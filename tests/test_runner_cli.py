@@ -14,7 +14,7 @@ from persyk_conformance._outcomes import ExpectedFailuresError, parse_expected_f
 from persyk_conformance.cli import main
 
 REPORT_SCHEMA = json.loads(
-    (files("persyk_session.schemas") / "protocol" / "report.schema.json").read_text("utf-8")
+    (files("persyk_contract.schemas") / "protocol" / "report.schema.json").read_text("utf-8")
 )
 
 

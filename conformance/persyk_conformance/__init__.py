@@ -1,4 +1,38 @@
 """Conformance runner for the Persyk session format v1 (see docs/protocol.md)."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from persyk_contract import CatalogCode, Rule
+
+__all__ = ["check_fixtures"]
+
 __version__ = "0.1.0"
+
+
+def check_fixtures(
+    root: Traversable | None = None,
+    *,
+    spec_text: str | None = None,
+    rules: Sequence[Rule] | None = None,
+    catalog: Sequence[CatalogCode] | None = None,
+    rule_phases: Iterable[str] | None = None,
+    code_phases: Iterable[str] | None = None,
+) -> list[str]:
+    """Every problem of the fixture tree at ``root`` (default: the installed cases); an empty
+    list means the cases are sane. See docs/fixtures.md, "Invariants and guarantees"."""
+    # Imported here so that loading the runner (or its pytest plugin) does not load the check.
+    from . import _sanity
+
+    return _sanity.check_fixtures(
+        root,
+        spec_text=spec_text,
+        rules=rules,
+        catalog=catalog,
+        rule_phases=_sanity.RULE_PHASES if rule_phases is None else rule_phases,
+        code_phases=_sanity.CODE_PHASES if code_phases is None else code_phases,
+    )

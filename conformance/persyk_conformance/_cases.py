@@ -1,7 +1,7 @@
 """Discover and load the conformance cases shipped as package data.
 
 Cases live in ``persyk_conformance.fixtures/v1/<group>/<ID>-<slug>/case.json`` (docs/fixtures.md).
-Every manifest is validated against ``persyk_session.schemas/fixtures/case.schema.json`` on load,
+Every manifest is validated against ``persyk_contract.schemas/fixtures/case.schema.json`` on load,
 so a runner never acts on a malformed case. Finding no case at all is an error: an empty or
 misplaced fixtures directory must not look like a clean run (as tomli's test_data asserts).
 """
@@ -16,6 +16,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any
 
+import persyk_contract
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 __all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases"]
@@ -68,9 +69,7 @@ def default_root() -> Traversable:
 @cache
 def case_schema() -> dict[str, Any]:
     """The case manifest schema, from the installed package (never from a checkout path)."""
-    text = (files("persyk_session.schemas") / "fixtures" / "case.schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    return persyk_contract.schema("fixtures/case.schema.json")
 
 
 def manifest_problems(manifest: Any) -> list[str]:

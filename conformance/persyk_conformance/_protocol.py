@@ -1,6 +1,6 @@
 """The adapter protocol, version 1, without I/O: messages as frozen values, encoding, decoding.
 
-Every message has a JSON Schema under ``persyk_session.schemas/protocol`` (docs/protocol.md).
+Every message has a JSON Schema under ``persyk_contract.schemas/protocol`` (docs/protocol.md).
 Decoding checks each adapter message against its schema and, for a ``result``, against the
 result shape of the requested operation, so a malformed reply becomes a :class:`ProtocolViolation`
 with a readable detail rather than a confusing mismatch later. Requests are checked only in
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.resources import files
 from typing import Any
 
 import jsonschema_rs
 import orjson
+import persyk_contract
 
 __all__ = [
     "CAPABILITIES",
@@ -45,24 +45,20 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 
-# Each operation of protocol 1 and the capability an adapter declares to be sent it.
+# Each operation of protocol 1 and the capability an adapter declares to be sent it; the table
+# is the contract's (persyk_contract.capabilities), shared with the reference.
 CAPABILITY_OF_OP: Mapping[str, str] = {
-    "validate": "read",
-    "context": "read",
-    "info": "read",
-    "create": "append",
-    "append": "append",
-    "remove": "append",
-    "recover": "recover",
-    "read": "paged-read",
+    op: capability for capability, ops in persyk_contract.capabilities().items() for op in ops
 }
 OPERATIONS: tuple[str, ...] = tuple(CAPABILITY_OF_OP)
+CAPABILITIES: tuple[str, ...] = tuple(persyk_contract.capabilities())
 # Declarable now; no case and no operation of protocol 1 uses them yet.
-RESERVED_CAPABILITIES: tuple[str, ...] = ("search", "assets", "capture")
-CAPABILITIES: tuple[str, ...] = ("read", "append", "recover", "paged-read", *RESERVED_CAPABILITIES)
+RESERVED_CAPABILITIES: tuple[str, ...] = tuple(
+    capability for capability, ops in persyk_contract.capabilities().items() if not ops
+)
 
 # CTX-19: these never write; the runner checks the workspace is byte-identical after each.
-READ_ONLY_OPS: frozenset[str] = frozenset({"validate", "context", "info", "read"})
+READ_ONLY_OPS: frozenset[str] = persyk_contract.read_only_operations()
 
 # The argument keys that hold paths. A case gives them relative to its workspace; the runner
 # sends them absolute, so an adapter never depends on its working directory.
@@ -140,7 +136,7 @@ class _Schemas:
 
 def load_schema(name: str) -> dict[str, Any]:
     """One schema of schemas/protocol, from the installed package (never a checkout path)."""
-    data = (files("persyk_session.schemas") / "protocol" / name).read_bytes()
+    data = persyk_contract.schema_bytes(f"protocol/{name}")
     schema: dict[str, Any] = orjson.loads(data)
     return schema
 

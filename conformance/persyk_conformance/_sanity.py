@@ -1,10 +1,11 @@
 """The fixture sanity check: proves the cases are well-formed and cover the contract.
 
 Modelled on JSON-Schema-Test-Suite's ``bin/jsonschema_suite check``. It works on the installed
-package data only (fixtures via ``persyk_conformance.fixtures``, schemas via
-``persyk_session.schemas``); the rule table travels as ``fixtures/v1/rules.json``, which
-fixtures/build.py extracts from docs/spec.md. Given the text of docs/spec.md (a checkout is at
-hand), the check also proves rules.json is current.
+package data only: fixtures via ``persyk_conformance.fixtures``; schemas, the rule table and the
+error catalog via the contract package ``persyk_contract`` (rules.json and errors.json, which
+fixtures/build.py extracts from docs/spec.md). Given the text of docs/spec.md (a checkout is at
+hand), the check also proves both are current. fixtures/build.py runs it on what it renders,
+passing the rules and codes it rendered.
 
 It checks, and reports every failure as one line:
 
@@ -22,14 +23,13 @@ It checks, and reports every failure as one line:
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Iterator, Mapping
-from importlib.resources import files
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib.resources.abc import Traversable
 from typing import Any
 
+import persyk_contract
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from persyk_session._errors import PHASE_OF
+from persyk_contract import CatalogCode, Rule, catalog_from_spec, rules_from_spec
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -41,7 +41,6 @@ __all__ = [
     "UNEXERCISABLE_RULES",
     "check_fixtures",
     "required_codes",
-    "rules_from_spec",
 ]
 
 # Rules of these phases must each be exercised by a case (search and capture come later).
@@ -49,13 +48,7 @@ RULE_PHASES: frozenset[str] = frozenset({"read", "append", "recover"})
 # Codes of these phases must each be expected by a case.
 CODE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "usage"})
 
-# A rule row of docs/spec.md: | ID | level | phase | statement |
-_RULE_ROW = re.compile(
-    r"^\|\s*(?P<id>[A-Z]+-[0-9]+)\s*\|\s*(?P<level>MUST|SHOULD|MAY|implementation-defined)\s*"
-    r"\|\s*(?P<phase>[a-z-]+)\s*\|",
-    re.MULTILINE,
-)
-_TOP_LEVEL_FILES = frozenset({"rules.json", "RETIRED.txt"})
+_TOP_LEVEL_FILES = frozenset({"RETIRED.txt"})
 
 # Rules that no fixture case can exercise, each with its reason. Like a known failure, an
 # exemption is data with a reason, and a stale one is an error: a case that names an exempt
@@ -76,30 +69,31 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
 }
 
 
-def rules_from_spec(spec_text: str) -> list[dict[str, str]]:
-    """The rule table of docs/spec.md as [{"id", "level", "phase"}], in document order."""
-    rules = [
-        {"id": m["id"], "level": m["level"], "phase": m["phase"]}
-        for m in _RULE_ROW.finditer(spec_text)
-    ]
-    return rules
-
-
-def required_codes(phases: Iterable[str] = CODE_PHASES) -> list[str]:
+def required_codes(
+    phases: Iterable[str] = CODE_PHASES, catalog: Sequence[CatalogCode] | None = None
+) -> list[str]:
     """The catalog codes that some case must expect, in catalog order."""
     wanted = set(phases)
-    return [str(code) for code, phase in PHASE_OF.items() if phase in wanted]
+    entries = persyk_contract.error_catalog() if catalog is None else catalog
+    return [entry.code for entry in entries if entry.phase in wanted]
 
 
 def check_fixtures(
     root: Traversable | None = None,
     *,
     spec_text: str | None = None,
+    rules: Sequence[Rule] | None = None,
+    catalog: Sequence[CatalogCode] | None = None,
     rule_phases: Iterable[str] = RULE_PHASES,
     code_phases: Iterable[str] = CODE_PHASES,
 ) -> list[str]:
-    """Every problem found in the fixtures (an empty list means they are sane)."""
+    """Every problem found in the fixtures (an empty list means they are sane).
+
+    ``rules`` and ``catalog`` default to the installed contract's; ``spec_text``, when given,
+    must yield exactly those (the generated files are current)."""
     base = default_root() if root is None else root
+    rules = persyk_contract.rules() if rules is None else rules
+    catalog = persyk_contract.error_catalog() if catalog is None else catalog
     problems: list[str] = []
     manifests = _manifests(base, problems)
     if not manifests:
@@ -115,8 +109,9 @@ def check_fixtures(
         ids.setdefault(case_id, where)
         if case_id in retired:
             problems.append(f"{where}: id {case_id} is retired")
-    problems.extend(_rule_problems(base, manifests, spec_text, set(rule_phases)))
-    problems.extend(_code_problems(manifests, set(code_phases)))
+    problems.extend(_spec_problems(spec_text, rules, catalog))
+    problems.extend(_rule_problems(manifests, rules, set(rule_phases)))
+    problems.extend(_code_problems(manifests, catalog, set(code_phases)))
     problems.extend(_schema_problems())
     problems.extend(_golden_record_problems(base, manifests))
     return problems
@@ -198,20 +193,24 @@ def _retired_ids(base: Traversable, problems: list[str]) -> set[str]:
 # Coverage of rules and codes
 
 
-def _rule_problems(
-    base: Traversable,
-    manifests: list[tuple[str, dict[str, Any]]],
-    spec_text: str | None,
-    phases: set[str],
+def _spec_problems(
+    spec_text: str | None, rules: Sequence[Rule], catalog: Sequence[CatalogCode]
 ) -> list[str]:
-    rules_file = base / "rules.json"
-    if not rules_file.is_file():
-        return ["rules.json is missing (fixtures/build.py writes it from docs/spec.md)"]
-    rules: list[dict[str, str]] = json.loads(rules_file.read_text("utf-8"))["rules"]
-    problems: list[str] = []
-    if spec_text is not None and rules_from_spec(spec_text) != rules:
+    if spec_text is None:
+        return []
+    problems = []
+    if rules_from_spec(spec_text) != list(rules):
         problems.append("rules.json differs from docs/spec.md: run python fixtures/build.py")
-    known = {rule["id"]: rule for rule in rules}
+    if catalog_from_spec(spec_text) != list(catalog):
+        problems.append("errors.json differs from docs/spec.md: run python fixtures/build.py")
+    return problems
+
+
+def _rule_problems(
+    manifests: list[tuple[str, dict[str, Any]]], rules: Sequence[Rule], phases: set[str]
+) -> list[str]:
+    problems: list[str] = []
+    known = {rule.id: rule for rule in rules}
     named: set[str] = set()
     for where, manifest in manifests:
         for rule_id in manifest["rules"]:
@@ -219,11 +218,11 @@ def _rule_problems(
             if rule_id not in known:
                 problems.append(f"{where}: names rule {rule_id}, which docs/spec.md lacks")
     for rule in rules:
-        exempt = rule["id"] in UNEXERCISABLE_RULES
-        if rule["phase"] in phases and rule["id"] not in named and not exempt:
-            problems.append(f"rule {rule['id']} ({rule['phase']}) is exercised by no case")
-        if exempt and rule["id"] in named:
-            problems.append(f"rule {rule['id']} is exempt as unexercisable but a case names it: "
+        exempt = rule.id in UNEXERCISABLE_RULES
+        if rule.phase in phases and rule.id not in named and not exempt:
+            problems.append(f"rule {rule.id} ({rule.phase}) is exercised by no case")
+        if exempt and rule.id in named:
+            problems.append(f"rule {rule.id} is exempt as unexercisable but a case names it: "
                             "drop the exemption")
     problems.extend(f"exempt rule {rule_id} is not in docs/spec.md"
                     for rule_id in sorted(set(UNEXERCISABLE_RULES) - set(known)))
@@ -244,45 +243,32 @@ def expected_codes(manifest: Mapping[str, Any]) -> set[str]:
     return codes
 
 
-def _code_problems(manifests: list[tuple[str, dict[str, Any]]], phases: set[str]) -> list[str]:
+def _code_problems(
+    manifests: list[tuple[str, dict[str, Any]]], catalog: Sequence[CatalogCode], phases: set[str]
+) -> list[str]:
     used: set[str] = set()
     for _, manifest in manifests:
         used |= expected_codes(manifest)
-    catalog = {str(code) for code in PHASE_OF}
+    phase_of = {entry.code: entry.phase for entry in catalog}
     problems = [
-        f"code {code} ({PHASE_OF_NAME[code]}) is expected by no case"
-        for code in required_codes(phases)
+        f"code {code} ({phase_of[code]}) is expected by no case"
+        for code in required_codes(phases, catalog)
         if code not in used
     ]
     problems.extend(f"code {code} is expected by a case but is not in the catalog"
-                    for code in sorted(used - catalog))
+                    for code in sorted(used - phase_of.keys()))
     return problems
-
-
-PHASE_OF_NAME: dict[str, str] = {str(code): phase for code, phase in PHASE_OF.items()}
 
 
 # ---------------------------------------------------------------------------------------------
 # Schemas and golden records
 
 
-def _schema_files() -> Iterator[tuple[str, Traversable]]:
-    def walk(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
-        for child in sorted(node.iterdir(), key=lambda t: t.name):
-            rel = f"{prefix}{child.name}"
-            if child.is_dir():
-                yield from walk(child, rel + "/")
-            elif child.name.endswith(".json"):
-                yield rel, child
-
-    yield from walk(files("persyk_session.schemas"), "")
-
-
 def _schema_problems() -> list[str]:
     problems: list[str] = []
-    for rel, node in _schema_files():
+    for rel in persyk_contract.schema_names():
         try:
-            schema = json.loads(node.read_text("utf-8"))
+            schema = json.loads(persyk_contract.schema_bytes(rel))
             Draft202012Validator.check_schema(schema)
         except ValueError as exc:
             problems.append(f"schemas/{rel}: not JSON ({exc})")
@@ -295,10 +281,8 @@ def _v1_validators() -> tuple[Any, Any] | None:
     """Validators for the header (header.json) and any entry (entry.json), or None."""
     resources: list[tuple[str, Resource[Any]]] = []
     by_name: dict[str, dict[str, Any]] = {}
-    for rel, node in _schema_files():
-        if not rel.startswith("v1/"):
-            continue
-        schema = json.loads(node.read_text("utf-8"))
+    for rel in persyk_contract.schema_names("v1/"):
+        schema = persyk_contract.schema(rel)
         by_name[rel.removeprefix("v1/")] = schema
         if "$id" in schema:
             resources.append((schema["$id"], DRAFT202012.create_resource(schema)))

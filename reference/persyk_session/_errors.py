@@ -1,7 +1,10 @@
 """The one error family of the reference implementation, and the closed catalog of codes.
 
-Every code here is listed in docs/spec.md (section "Error catalog") with its phase and meaning,
-and is exercised by at least one fixture case (the sanity check proves both).
+Every code here is listed in docs/spec.md (section "Error catalog") with its phase and meaning;
+fixtures/build.py extracts that catalog into the contract package
+(``persyk_contract.error_catalog``), the one place that says in which phase each code bites.
+A test proves ``Code`` names exactly the catalog's codes, and the fixture sanity check proves
+every code is exercised by a case.
 
 Two kinds of failure, split by who is at fault (as h11 splits Local/Remote protocol errors):
 
@@ -21,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "PHASE_OF",
     "Code",
     "ContractError",
     "Diagnostic",
@@ -88,51 +90,6 @@ class Code(enum.StrEnum):
     # --- usage (phase: usage; exit status 2) -----------------------------------------------
     PATH_NOT_FOUND = "PATH_NOT_FOUND"
     USAGE = "USAGE"
-
-
-# The phase in which each code bites; docs/spec.md's catalog must agree (the sanity check
-# compares them).
-PHASE_OF: dict[Code, str] = {
-    **{c: "read" for c in Code if c.name.startswith(("RECORD_", "HEADER_", "SESSION_EMPTY"))},
-    **{
-        c: "read"
-        for c in (
-            Code.ENTRY_TYPE_UNKNOWN,
-            Code.ENVELOPE_FIELD_UNKNOWN,
-            Code.ENVELOPE_INVALID,
-            Code.ENTRY_FIELDS_INVALID,
-            Code.MESSAGE_INVALID,
-            Code.BLOCK_INVALID,
-            Code.ASSET_REF_INVALID,
-            Code.ID_DUPLICATE,
-            Code.PARENT_NOT_FOUND,
-            Code.LABEL_TARGET_NOT_FOUND,
-            Code.REMOVAL_TARGET_NOT_FOUND,
-            Code.REMOVAL_TARGET_NOT_ANCESTOR,
-            Code.REMOVAL_TARGET_WRONG_TYPE,
-            Code.RECORDING_NOT_STARTED,
-            Code.RECORDING_DUPLICATE,
-            Code.RECORDING_ALREADY_ENDED,
-            Code.LEAF_NOT_FOUND,
-            Code.CURSOR_INVALID,
-        )
-    },
-    **{
-        c: "append"
-        for c in (
-            Code.SESSION_EXISTS,
-            Code.SESSION_BLOCKED,
-            Code.APPEND_BATCH_TOO_LARGE,
-            Code.APPEND_ID_CONFLICT,
-            Code.APPEND_LEAF_MISMATCH,
-            Code.LOCK_UNAVAILABLE,
-            Code.IO_FAILED,
-        )
-    },
-    **{c: "recover" for c in Code if c.name.startswith("RECOVER_")},
-    Code.PATH_NOT_FOUND: "usage",
-    Code.USAGE: "usage",
-}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Validate the header and entries against schemas/v1 and map failures to codes.
 
-The schema files (package data ``persyk_session.schemas/v1``) are the single source of truth.
+The schema files (``persyk_contract.schemas/v1``, the contract package) are the single source
+of truth.
 Validation has two paths over the same files:
 
 * the fast path: ``jsonschema_rs`` answers ``is_valid`` for the common, valid record;
@@ -23,12 +24,12 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any, TypeGuard
 from urllib.parse import urljoin
 
 import jsonschema_rs
+import persyk_contract
 import referencing
 import referencing.jsonschema
 
@@ -48,7 +49,6 @@ __all__ = [
     "validate_header",
 ]
 
-_SCHEMA_PACKAGE = "persyk_session.schemas"
 _SCHEMA_DIR = "v1"
 
 Path = tuple[str | int, ...]
@@ -61,11 +61,7 @@ Located = tuple[Code, Path, str]
 
 def schema_files() -> list[Traversable]:
     """The v1 schema files shipped as package data, sorted by name."""
-    folder = files(_SCHEMA_PACKAGE) / _SCHEMA_DIR
-    return sorted(
-        (entry for entry in folder.iterdir() if entry.name.endswith(".json")),
-        key=lambda entry: entry.name,
-    )
+    return persyk_contract.schema_files(_SCHEMA_DIR)
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 import orjson
+import persyk_contract
 
 from . import __version__
 from ._errors import UsageError
@@ -23,13 +24,10 @@ __all__ = ["PROTOCOL_VERSION", "capabilities", "dispatch", "hello", "serve"]
 
 PROTOCOL_VERSION = 1
 
-# Protocol 1's capabilities and the operations each needs (docs/protocol.md). The conformance
-# runner has the same table; the reference does not import the runner, so it keeps its own.
+# Protocol 1's capabilities and the operations each needs: the contract's table, which the
+# conformance runner reads too. A reserved capability (no operations yet) is never declared.
 _OPS_OF_CAPABILITY: Mapping[str, tuple[str, ...]] = {
-    "read": ("validate", "context", "info"),
-    "append": ("create", "append", "remove"),
-    "recover": ("recover",),
-    "paged-read": ("read",),
+    capability: ops for capability, ops in persyk_contract.capabilities().items() if ops
 }
 
 

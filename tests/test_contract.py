@@ -1,0 +1,113 @@
+"""The contract package (persyk_contract) is the one source both the reference and the runner
+read: schemas, rules, the error catalog and the capability table (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import persyk_contract
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_schema_file_of_the_checkout_ships_in_the_contract() -> None:
+    in_checkout = sorted(p.relative_to(ROOT / "schemas").as_posix()
+                         for p in (ROOT / "schemas").rglob("*.json"))
+    assert list(persyk_contract.schema_names()) == in_checkout
+    assert persyk_contract.schema("v1/header.json")["properties"]["type"]["const"] == "session"
+
+
+def test_schema_names_filter_by_group() -> None:
+    names = persyk_contract.schema_names("protocol/")
+    assert names and all(name.startswith("protocol/") for name in names)
+    assert [f.name for f in persyk_contract.schema_files("v1")] == sorted(
+        name.removeprefix("v1/") for name in persyk_contract.schema_names("v1/")
+    )
+
+
+def test_capability_table_agrees_with_the_hello_schema_enum() -> None:
+    hello = persyk_contract.schema("protocol/hello.response.json")
+    assert list(persyk_contract.capabilities()) == hello["$defs"]["capability"]["enum"]
+
+
+def test_capability_table_gives_each_operation_one_capability() -> None:
+    ops = [op for ops in persyk_contract.capabilities().values() for op in ops]
+    assert len(ops) == len(set(ops))
+    assert persyk_contract.read_only_operations() <= set(ops)
+
+
+def test_reference_declares_exactly_the_capabilities_with_operations() -> None:
+    from persyk_session.adapter import hello
+
+    expected = [cap for cap, ops in persyk_contract.capabilities().items() if ops]
+    assert hello()["capabilities"] == expected
+
+
+def test_runner_capability_table_is_the_contract_table() -> None:
+    from persyk_conformance._protocol import CAPABILITY_OF_OP, RESERVED_CAPABILITIES
+
+    table = persyk_contract.capabilities()
+    assert {op: cap for cap, ops in table.items() for op in ops} == dict(CAPABILITY_OF_OP)
+    assert set(RESERVED_CAPABILITIES) == {cap for cap, ops in table.items() if not ops}
+
+
+def test_rules_and_catalog_are_loaded_from_the_generated_files() -> None:
+    rules = json.loads((ROOT / "contract" / "persyk_contract" / "rules.json").read_text("utf-8"))
+    assert [rule.to_json() for rule in persyk_contract.rules()] == rules["rules"]
+    phases = persyk_contract.phase_of_code()
+    assert phases["RECORD_INVALID_UTF8"] == "read"
+    assert phases["USAGE"] == "usage"
+
+
+def test_catalog_parser_reads_only_the_catalog_section() -> None:
+    text = ("## Rules\n| `NOT_A_CODE` | read | outside the catalog |\n"
+            "## Error catalog\n\n| code | phase | meaning |\n|---|---|---|\n"
+            "| `SESSION_EMPTY` | read | zero bytes (HDR-1) |\n| `USAGE` | usage | bad args |\n"
+            "## Exit statuses\n| `LATER` | read | after the catalog |\n")
+    assert persyk_contract.catalog_from_spec(text) == [
+        persyk_contract.CatalogCode("SESSION_EMPTY", "read", "zero bytes (HDR-1)"),
+        persyk_contract.CatalogCode("USAGE", "usage", "bad args"),
+    ]
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _private(name: str) -> bool:
+    """A dotted name with a part that is private (``_x``); dunders such as ``__version__`` are
+    public."""
+    return any(part.startswith("_") and not part.endswith("__") for part in name.split("."))
+
+
+RUNNER = sorted((ROOT / "conformance" / "persyk_conformance").glob("*.py"))
+
+
+@pytest.mark.parametrize("source", RUNNER, ids=lambda p: p.name)
+def test_runner_imports_no_private_module_of_the_reference(source: Path) -> None:
+    private = [name for name in _imports(source)
+               if name.startswith("persyk_session.") and _private(name)]
+    assert not private, private
+
+
+def test_runner_imports_the_reference_only_for_its_in_process_mode() -> None:
+    users = sorted(p.name for p in RUNNER
+                   if any(n.split(".")[0] == "persyk_session" for n in _imports(p)))
+    assert users == ["_adapters.py"]
+
+
+def test_fixture_builder_uses_public_api_only() -> None:
+    private = [name for name in _imports(ROOT / "fixtures" / "build.py")
+               if name.startswith(("persyk_session", "persyk_conformance", "persyk_contract"))
+               and _private(name)]
+    assert not private, private
