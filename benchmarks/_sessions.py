@@ -1,4 +1,5 @@
-"""Deterministic generators of large, realistic v1 sessions for the benchmarks.
+"""Deterministic generators of large, realistic v1 sessions for the benchmarks (records spelled
+with the shared record kit, persyk_conformance.records).
 
 Generated files are cached under the benchmark cache directory (PERSYK_BENCH_DIR, default a
 folder in the system temp directory) and keyed by their parameters, so reruns do not pay for
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from persyk_conformance import records as kit
 
 HEADER_ID = "00000000-0000-4000-8000-00000000be00"
 WORDS = [
@@ -57,25 +59,18 @@ def size_from_env(name: str, default_mb: int) -> int:
     return int(float(os.environ.get(name, default_mb)) * 1024 * 1024)
 
 
-def _ts(i: int) -> str:
-    seconds = i % 60
-    minutes = (i // 60) % 60
-    hours = (i // 3600) % 24
-    return f"2026-01-01T{hours:02d}:{minutes:02d}:{seconds:02d}.000Z"
-
-
 def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
 def _encode(obj: dict[str, Any]) -> bytes:
+    # orjson rather than kit.line: the same bytes for these records, and much faster for the
+    # hundreds of megabytes a benchmark session takes.
     return orjson.dumps(obj) + b"\n"
 
 
 def _header() -> bytes:
-    return _encode(
-        {"type": "session", "version": 1, "id": HEADER_ID, "timestamp": "2026-01-01T00:00:00.000Z"}
-    )
+    return _encode(kit.header(HEADER_ID))
 
 
 def conversation_records(
@@ -120,14 +115,7 @@ def conversation_records(
         else:
             message = {"role": "assistant", "content": [{"type": "text", "text": _text(rng, 80)}]}
         message["timestamp"] = 1767225600000 + i
-        record: dict[str, Any] = {
-            "type": "message",
-            "id": entry_id,
-            "parentId": parent,
-            "timestamp": _ts(i),
-            "message": message,
-        }
-        yield _encode(record)
+        yield _encode(kit.message(entry_id, parent, message, t=i))
         previous.append(entry_id)
         parent = entry_id
 
@@ -195,12 +183,12 @@ def audio_heavy_session(target_bytes: int, payload_bytes: int = 512 * 1024) -> P
                         "connectionId": "conn-1",
                         "direction": "incoming",
                         "observation": "received",
-                        "observedAt": _ts(i),
+                        "observedAt": kit.ts(i),
                         "sequence": i,
                         "payload": {"type": "response.output_audio.delta", "delta": audio},
                     }
-                record = {"id": entry_id, "parentId": parent, "timestamp": _ts(i), **body}
-                yield _encode(record)
+                kind = body.pop("type")
+                yield _encode(kit.entry(kind, entry_id, parent, i, **body))
                 parent = entry_id
 
         _write(path, records(), target_bytes)

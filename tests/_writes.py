@@ -1,56 +1,30 @@
-"""Small builders shared by the write-path tests (records and sessions on disk)."""
+"""Sessions on disk for the write-path tests; records come from the shared record kit
+(persyk_conformance.records), re-exported here for the tests that import them from this module."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-import orjson
+from persyk_conformance.records import chain, custom, header, line, user
 from persyk_session._append import AppendResult, append_records, create_session, items_from_objects
 from persyk_session._context import LeafSelector
 
 HEADER_ID = "00000000-0000-4000-8000-0000000000aa"
 T0 = "2026-01-01T00:00:00.000Z"
 
-
-def ts(second: int = 1) -> str:
-    minutes, seconds = divmod(second, 60)
-    return f"2026-01-01T00:{minutes:02d}:{seconds:02d}.000Z"
-
-
-def user(entry_id: str, parent: str | None, text: str = "hello", second: int = 1) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": ts(second),
-        "message": {
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "timestamp": 1767225600000 + 1000 * second,
-        },
-    }
-
-
-def custom(entry_id: str, parent: str | None, data: Any = None) -> dict[str, Any]:
-    return {
-        "type": "custom", "id": entry_id, "parentId": parent, "timestamp": ts(),
-        "customType": "test", "data": data,
-    }
-
-
-def chain(prefix: str, count: int, parent: str | None = None) -> list[dict[str, Any]]:
-    """``count`` user messages, each the child of the one before."""
-    records = []
-    for i in range(count):
-        entry_id = f"{prefix}{i}"
-        records.append(user(entry_id, parent))
-        parent = entry_id
-    return records
-
-
-def line(record: dict[str, Any]) -> bytes:
-    return orjson.dumps(record) + b"\n"
+__all__ = [
+    "HEADER_ID",
+    "T0",
+    "append",
+    "chain",
+    "custom",
+    "header_line",
+    "line",
+    "new_session",
+    "user",
+    "write_session",
+]
 
 
 def new_session(directory: Path, *records: dict[str, Any]) -> Path:
@@ -71,7 +45,7 @@ def write_session(directory: Path, data: bytes) -> Path:
 
 
 def header_line() -> bytes:
-    return line({"type": "session", "version": 1, "id": HEADER_ID, "timestamp": T0})
+    return line(header(HEADER_ID, T0))
 
 
 def append(

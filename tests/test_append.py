@@ -179,12 +179,12 @@ def test_identical_retry_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_retry_compares_json_values_not_bytes(tmp_path: Path) -> None:
-    stored = custom("c", None, {"b": 1, "a": [1.0, "x"]})
+    stored = custom("c", None, data={"b": 1, "a": [1.0, "x"]})
     file = new_session(tmp_path / "s", stored)
     before = file.read_bytes()
     # Member order and number spelling differ; the JSON value is the same (APP-12).
     retry = items_from_jsonl(
-        b'{"data":{"a":[1,"x"],"b":1.0},"customType":"test","type":"custom","id":"c",'
+        b'{"data":{"a":[1,"x"],"b":1.0},"customType":"x.state","type":"custom","id":"c",'
         b'"parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}\n'
     )
     result = append_records(tmp_path / "s", retry)
@@ -198,9 +198,9 @@ def test_retry_compares_json_values_not_bytes(tmp_path: Path) -> None:
     ids=["true-is-not-1", "other-number", "string", "array", "object", "null"],
 )
 def test_same_id_with_other_content_is_a_conflict(tmp_path: Path, data: Any) -> None:
-    file = new_session(tmp_path / "s", custom("c", None, 1))
+    file = new_session(tmp_path / "s", custom("c", None, data=1))
     before = file.read_bytes()
-    result = append(tmp_path / "s", [custom("c", None, data)])
+    result = append(tmp_path / "s", [custom("c", None, data=data)])
     assert result.error is not None and result.error.code is Code.APPEND_ID_CONFLICT
     assert result.error.line == 3
     assert result.committed == ()
@@ -247,8 +247,8 @@ def test_failing_record_commits_the_prefix_then_retry_completes(tmp_path: Path) 
 
 
 def test_conflict_mid_batch_keeps_the_records_before_it(tmp_path: Path) -> None:
-    new_session(tmp_path / "s", custom("c", None, 1))
-    result = append(tmp_path / "s", [user("a", None), custom("c", None, 2), user("b", "a")])
+    new_session(tmp_path / "s", custom("c", None, data=1))
+    result = append(tmp_path / "s", [user("a", None), custom("c", None, data=2), user("b", "a")])
     assert result.committed == ("a",)
     assert result.error is not None and result.error.code is Code.APPEND_ID_CONFLICT
     assert result.error.line == 4
@@ -360,8 +360,8 @@ def test_retry_under_a_continuation_checks_the_first_record_of_the_batch(tmp_pat
 
 def _sized(entry_id: str, total: int) -> dict[str, Any]:
     """A custom record whose encoded form, LF included, is exactly ``total`` bytes."""
-    base = len(orjson.dumps(custom(entry_id, None, ""))) + 1
-    return custom(entry_id, None, "x" * (total - base))
+    base = len(orjson.dumps(custom(entry_id, None, data=""))) + 1
+    return custom(entry_id, None, data="x" * (total - base))
 
 
 @pytest.mark.parametrize(

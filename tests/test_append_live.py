@@ -114,7 +114,7 @@ def test_retry_is_detected_from_the_cached_index(
     full_validations.clear()
     retry = append(tmp_path / "s", [user("m1", "m0"), user("m3", "m2")])
     assert retry.already_present == ("m1", "m3") and retry.committed == ()
-    conflict = append(tmp_path / "s", [user("m2", "m1", text="other")])
+    conflict = append(tmp_path / "s", [user("m2", "m1", content="other")])
     assert conflict.error is not None and conflict.error.code is Code.APPEND_ID_CONFLICT
     assert full_validations == []
 
@@ -146,7 +146,7 @@ def test_records_of_another_process_are_validated_and_known_for_retries(
     assert append(tmp_path / "s", [user("m2", "k2")]).committed == ("m2",)
     retry = append(tmp_path / "s", [*chain("k", 3, "m1"), user("m2", "k2")])
     assert retry.already_present == ("k0", "k1", "k2", "m2")
-    conflict = append(tmp_path / "s", [user("k1", "k0", text="not theirs")])
+    conflict = append(tmp_path / "s", [user("k1", "k0", content="not theirs")])
     assert conflict.error is not None and conflict.error.code is Code.APPEND_ID_CONFLICT
     assert full_validations == []  # only their new bytes were read
     index = open_session(file).index
@@ -215,7 +215,7 @@ def test_same_size_rewrite_in_place_is_validated_in_full(
     tmp_path: Path, full_validations: list[int]
 ) -> None:
     file = new_session(tmp_path / "s", *chain("m", 3))
-    append(tmp_path / "s", [user("m3", "m2", text="later")])
+    append(tmp_path / "s", [user("m3", "m2", content="later")])
     size = file.stat().st_size
     # Line 3 (m1) now names a parent that does not exist; the last record's text changed too.
     _rewrite_in_place(file, [(b'"parentId":"m0"', b'"parentId":"x0"'), (b"later", b"LATER")])
@@ -231,7 +231,7 @@ def test_rewrite_of_the_last_record_is_caught_by_the_probe_when_ctime_looks_unch
     tmp_path: Path, full_validations: list[int]
 ) -> None:
     file = new_session(tmp_path / "s", *chain("m", 2))
-    append(tmp_path / "s", [user("m2", "m1", text="later")])
+    append(tmp_path / "s", [user("m2", "m1", content="later")])
     # Rewrite m2's text; then make the cached ctime match, as a coarse clock would.
     _rewrite_in_place(file, [(b"later", b"LATER")])
     identity = _identity(file)
@@ -239,7 +239,7 @@ def test_rewrite_of_the_last_record_is_caught_by_the_probe_when_ctime_looks_unch
     _live._states[identity] = dataclasses.replace(cached, ctime_ns=os.stat(file).st_ctime_ns)
     full_validations.clear()
     # The file is valid, but m2 is no longer what the cache read: a retry of the old m2 conflicts.
-    conflict = append(tmp_path / "s", [user("m2", "m1", text="later")])
+    conflict = append(tmp_path / "s", [user("m2", "m1", content="later")])
     assert conflict.error is not None and conflict.error.code is Code.APPEND_ID_CONFLICT
     assert len(full_validations) == 1
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import orjson
 import pytest
-from _entries import TS, entry, user
+from persyk_conformance.records import entry, header, user
 from persyk_session import Code, UsageError
 from persyk_session.cli import main
 from persyk_session.operations import OPERATIONS, op_context
 
-HEADER = {"type": "session", "version": 1, "id": "s-1", "timestamp": TS}
+HEADER = header("s-1")
 
 
 

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
-from _writes import append, chain, custom, line, new_session, user
+from _writes import append, chain, custom, new_session, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_session import Code
@@ -121,7 +122,7 @@ def test_failed_rollback_leaves_a_recoverable_tail(
     faults = Faults(monkeypatch)
     faults.wrap("write", _short_then(errno.ENOSPC))
     faults.wrap("ftruncate", _fail_call(1, errno.EIO))
-    result = append(tmp_path / "s", [custom("c", "m0", "x" * 100)])
+    result = append(tmp_path / "s", [custom("c", "m0", data="x" * 100)])
     monkeypatch.undo()
     assert result.error is not None and result.error.code is Code.IO_FAILED
     assert result.committed == ()
@@ -196,7 +197,7 @@ def test_appended_batches_read_back_equal(tmp_path_factory: pytest.TempPathFacto
     for b, batch in enumerate(batches):
         records = []
         for i, data in enumerate(batch):
-            record = custom(f"c{b}-{i}", parent, data)
+            record = custom(f"c{b}-{i}", parent, data=data)
             records.append(record)
             parent = record["id"]
         result = append(directory, records)
@@ -204,4 +205,5 @@ def test_appended_batches_read_back_equal(tmp_path_factory: pytest.TempPathFacto
         expected.extend(records)
     page = read_page(directory, 1000)
     assert list(page.entries) == expected
-    assert (directory / "session.jsonl").read_bytes().endswith(line(expected[-1]))
+    # The reference writes numbers as orjson spells them (5.96e-08, not Python's 5.96e-8).
+    assert (directory / "session.jsonl").read_bytes().endswith(orjson.dumps(expected[-1]) + b"\n")

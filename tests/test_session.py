@@ -7,17 +7,17 @@ import tracemalloc
 from typing import Any
 
 import pytest
-from _entries import (
-    SESSION_ID,
+from persyk_conformance.records import (
+    HEADER_ID,
     custom,
     entry,
-    finished,
     header,
-    info,
-    interrupted,
     label,
-    removal,
-    started,
+    rec_finished,
+    rec_interrupted,
+    rec_started,
+    removed,
+    session_info,
     user,
 )
 from persyk_session import Code, IndexBuilder, SessionIndex
@@ -56,7 +56,7 @@ def test_default_leaf_is_last_entry_of_any_type() -> None:
 
 def test_entry_meta_records_position_and_graph_fields_only() -> None:
     index = build(
-        [header(), user("m1", None), removal("r1", "m1", "m1"), started("a", "r1", "rec")]
+        [header(), user("m1", None), removed("r1", "m1", "m1"), rec_started("a", "r1", "rec")]
     )
     m1, r1, rec = index.entries
     assert (m1.line, m1.offset, m1.length, m1.depth) == (2, 2000, 10, 0)
@@ -95,7 +95,7 @@ GRAPH_REJECTIONS = [
         [header(), user("m2", "m1"), user("m1", None)], "PARENT_NOT_FOUND", 2, id="parent-later"
     ),
     pytest.param(
-        [header(), user("m1", SESSION_ID)], "PARENT_NOT_FOUND", 2, id="parent-is-header-id"
+        [header(), user("m1", HEADER_ID)], "PARENT_NOT_FOUND", 2, id="parent-is-header-id"
     ),
     pytest.param([header(), user("m1", "m1")], "PARENT_NOT_FOUND", 2, id="parent-is-self"),
     pytest.param(
@@ -105,34 +105,37 @@ GRAPH_REJECTIONS = [
         id="label-target-later",
     ),
     pytest.param(
-        [header(), user("m1", None), removal("r1", "m1", "nope")],
+        [header(), user("m1", None), removed("r1", "m1", "nope")],
         "REMOVAL_TARGET_NOT_FOUND",
         3,
         id="removal-target-absent",
     ),
     pytest.param(
-        [header(), user("m1", None), user("m2", "m1"), user("m3", "m1"), removal("r1", "m3", "m2")],
+        [header(), user("m1", None), user("m2", "m1"), user("m3", "m1"), removed("r1", "m3", "m2")],
         "REMOVAL_TARGET_NOT_ANCESTOR",
         5,
         id="removal-target-on-sibling",
     ),
     pytest.param(
-        [header(), user("m1", None), removal("r1", None, "m1")],
+        [header(), user("m1", None), removed("r1", None, "m1")],
         "REMOVAL_TARGET_NOT_ANCESTOR",
         3,
         id="removal-at-root",
     ),
     pytest.param(
-        [header(), user("m1", None), custom("s1", "m1"), removal("r1", "s1", "s1")],
+        [header(), user("m1", None), custom("s1", "m1"), removed("r1", "s1", "s1")],
         "REMOVAL_TARGET_WRONG_TYPE",
         4,
         id="removal-of-custom-state",
     ),
     pytest.param(
-        [header(), finished("f1", None, "rec")], "RECORDING_NOT_STARTED", 2, id="finish-unstarted"
+        [header(), rec_finished("f1", None, "rec")],
+        "RECORDING_NOT_STARTED",
+        2,
+        id="finish-unstarted",
     ),
     pytest.param(
-        [header(), started("a", None, "rec"), started("b", "a", "rec")],
+        [header(), rec_started("a", None, "rec"), rec_started("b", "a", "rec")],
         "RECORDING_DUPLICATE",
         3,
         id="started-twice",
@@ -140,9 +143,9 @@ GRAPH_REJECTIONS = [
     pytest.param(
         [
             header(),
-            started("a", None, "rec"),
-            finished("b", "a", "rec"),
-            interrupted("c", "b", "rec"),
+            rec_started("a", None, "rec"),
+            rec_finished("b", "a", "rec"),
+            rec_interrupted("c", "b", "rec"),
         ],
         "RECORDING_ALREADY_ENDED",
         4,
@@ -161,18 +164,18 @@ def test_graph_rule_rejects_with_code_and_line(
 
 
 def test_removal_may_target_its_own_parent() -> None:
-    index = build([header(), user("m1", None), removal("r1", "m1", "m1")])
+    index = build([header(), user("m1", None), removed("r1", "m1", "m1")])
     assert index.valid
 
 
 def test_removal_may_target_a_custom_message_ancestor() -> None:
     cm = entry("custom_message", "c1", None, customType="x", content=[], display=True)
-    assert build([header(), cm, user("m1", "c1"), removal("r1", "m1", "c1")]).valid
+    assert build([header(), cm, user("m1", "c1"), removed("r1", "m1", "c1")]).valid
 
 
 def test_removing_an_already_removed_target_again_is_allowed() -> None:
     index = build(
-        [header(), user("m1", None), removal("r1", "m1", "m1"), removal("r2", "r1", "m1")]
+        [header(), user("m1", None), removed("r1", "m1", "m1"), removed("r2", "r1", "m1")]
     )
     assert index.valid
 
@@ -180,7 +183,7 @@ def test_removing_an_already_removed_target_again_is_allowed() -> None:
 def test_recording_may_end_on_another_branch_after_its_start() -> None:
     # The lifecycle is global, in file order, not branch-local.
     index = build(
-        [header(), user("m1", None), started("a", "m1", "rec"), finished("b", "m1", "rec")]
+        [header(), user("m1", None), rec_started("a", "m1", "rec"), rec_finished("b", "m1", "rec")]
     )
     assert index.valid
     assert index.recordings == {"rec": True}
@@ -219,11 +222,12 @@ def test_add_entry_commits_only_without_findings() -> None:
 
 
 def test_builder_from_index_continues_after_committed_entries() -> None:
-    index = build([header(), user("m1", None), started("a", "m1", "rec")])
+    index = build([header(), user("m1", None), rec_started("a", "m1", "rec")])
     builder = IndexBuilder.from_index(index)
     assert builder.check_entry(user("m2", "m1"), line=4) == []
     assert builder.check_entry(user("m1", None), line=4)[0].code == Code.ID_DUPLICATE
-    assert builder.check_entry(started("b", "a", "rec"), line=4)[0].code == Code.RECORDING_DUPLICATE
+    duplicate_start = rec_started("b", "a", "rec")
+    assert builder.check_entry(duplicate_start, line=4)[0].code == Code.RECORDING_DUPLICATE
     assert builder.check_entry(header(), line=4)[0].code == Code.HEADER_REPEATED
     builder.add_entry(user("m2", "m1"), line=4, offset=0, length=1)
     assert index.default_leaf == "a"  # the original index is untouched
@@ -235,9 +239,9 @@ def test_session_name_last_wins_globally_each_field_independently() -> None:
         [
             header(),
             user("m1", None),
-            info("i1", "m1", name="first", archived=True),
-            info("i2", "m1", name="sibling"),  # another branch: still global
-            info("i3", "i1", name=""),
+            session_info("i1", "m1", name="first", archived=True),
+            session_info("i2", "m1", name="sibling"),  # another branch: still global
+            session_info("i3", "i1", name=""),
         ]
     )
     assert index.name == ""
@@ -283,7 +287,7 @@ def test_empty_file_is_session_empty() -> None:
 def test_deep_chain_removal_is_checked_without_recursion() -> None:
     records = [header(), user("m0", None)]
     records += [custom(f"s{i}", "m0" if i == 1 else f"s{i - 1}") for i in range(1, 5000)]
-    records.append(removal("r", "s4999", "m0"))
+    records.append(removed("r", "s4999", "m0"))
     assert build(records).valid
 
 

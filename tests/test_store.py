@@ -11,13 +11,13 @@ from typing import Any
 
 import orjson
 import pytest
-from _entries import TS, entry, user
+from persyk_conformance.records import entry, header, user
 from persyk_session import Code, UsageError, open_session, resolve_session_file
 from persyk_session._lines import Line, split_lines, split_stream
 from persyk_session._records import MAX_RECORD_BYTES
 from persyk_session.operations import op_context, op_info, op_validate
 
-HEADER = {"type": "session", "version": 1, "id": "s-1", "timestamp": TS}
+HEADER = header("s-1")
 
 
 

@@ -13,13 +13,13 @@ workspace is unchanged by reads and nothing is written outside it.
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import records as kit
 from ._cases import Case, Step
 from ._runner import Planned
 
@@ -41,22 +41,14 @@ class _Canaries:
         return token
 
 
-def _line(record: Any) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
-def _entry(kind: str, id_: str, parent: str | None, **fields: Any) -> dict[str, Any]:
-    return {"type": kind, "id": id_, "parentId": parent, "timestamp": TS, **fields}
-
-
 def _valid_session(c: _Canaries) -> bytes:
     """Every kind of place a secret or a body can sit, in a session that is valid."""
     records = [
         {"type": "session", "version": 1, "id": "harness", "timestamp": TS},
-        _entry("message", "m1", None, message={
+        kit.entry("message", "m1", None, message={
             "role": "user", "timestamp": MS,
             "content": [{"type": "text", "text": c("user message text")}]}),
-        _entry("message", "m2", "m1", message={
+        kit.entry("message", "m2", "m1", message={
             "role": "assistant", "timestamp": MS,
             "content": [
                 {"type": "thinking", "thinking": c("assistant thinking")},
@@ -64,23 +56,23 @@ def _valid_session(c: _Canaries) -> bytes:
                  "arguments": {"query": c("tool call arguments")}},
             ],
             "errorMessage": c("assistant errorMessage")}),
-        _entry("message", "m3", "m2", message={
+        kit.entry("message", "m3", "m2", message={
             "role": "toolResult", "toolCallId": "call1", "toolName": "lookup", "isError": False,
             "timestamp": MS, "content": [{"type": "text", "text": c("tool result text")}],
             "details": {"raw": c("tool result details")}}),
-        _entry("custom", "c1", "m3", customType="harness.state",
+        kit.entry("custom", "c1", "m3", customType="harness.state",
                data={"note": c("custom data")}),
-        _entry("api_connection", "a1", "c1", connectionId="conn1", provider="example",
+        kit.entry("api_connection", "a1", "c1", connectionId="conn1", provider="example",
                endpoint="wss://realtime.example.com/v1", requestedModel="model", api="realtime",
                originId="m3"),
-        _entry("realtime_event", "e1", "a1", connectionId="conn1", direction="outgoing",
+        kit.entry("realtime_event", "e1", "a1", connectionId="conn1", direction="outgoing",
                observation="send_attempt", observedAt=TS, sequence=0,
                payload={"type": "session.update",
                         "authorization": "Bearer " + c("realtime payload authorization")}),
-        _entry("session_info", "i1", "e1", name=c("session name")),
-        _entry("label", "l1", "i1", targetId="m1", label=c("label text")),
+        kit.entry("session_info", "i1", "e1", name=c("session name")),
+        kit.entry("label", "l1", "i1", targetId="m1", label=c("label text")),
     ]
-    return b"".join(_line(r) for r in records)
+    return b"".join(kit.line(r) for r in records)
 
 
 def _record_faults(c: _Canaries) -> bytes:
@@ -109,37 +101,37 @@ def _entry_faults(c: _Canaries) -> bytes:
     """Schema and entry faults where the offending value, or a sibling of it, is a canary."""
     head = _valid_session(c)
     faults = [
-        _entry("message", "g1", "m1", message={
+        kit.entry("message", "g1", "m1", message={
             "role": "user", "timestamp": MS, "secret": c("unknown message member value"),
             "content": [{"type": "text", "text": c("text of an invalid message")}]}),
-        _entry("message", "g2", "m1", message={
+        kit.entry("message", "g2", "m1", message={
             "role": c("invalid role value"), "timestamp": MS, "content": []}),
-        _entry("message", "g3", "m1", message={
+        kit.entry("message", "g3", "m1", message={
             "role": "assistant", "timestamp": MS,
             "content": [{"type": "thinking", "thinking": c("thinking of an invalid block"),
                          "redacted": c("non-boolean redacted value")}]}),
-        _entry("message", "g4", "m1", message={
+        kit.entry("message", "g4", "m1", message={
             "role": "assistant", "timestamp": MS,
             "content": [{"type": "toolCall", "id": "call2", "name": 42,
                          "arguments": {"token": c("arguments of an invalid tool call")}}]}),
-        _entry("custom", "g5", "m1", customType="", data={"k": c("data of an invalid custom")}),
-        _entry("api_connection", "g6", "m1", connectionId="conn2", provider="example",
+        kit.entry("custom", "g5", "m1", customType="", data={"k": c("data of an invalid custom")}),
+        kit.entry("api_connection", "g6", "m1", connectionId="conn2", provider="example",
                endpoint="https://api.example.com/v1?api_key=" + c("api key in an endpoint"),
                requestedModel="model", api="responses", originId=None),
-        _entry("api_connection", "g7", "m1", connectionId="conn3", provider="example",
+        kit.entry("api_connection", "g7", "m1", connectionId="conn3", provider="example",
                endpoint="https://user:" + c("password in an endpoint") + "@api.example.com/v1",
                requestedModel="model", api="responses", originId=None),
-        _entry("realtime_event", "g8", "m1", connectionId="conn1", direction="outgoing",
+        kit.entry("realtime_event", "g8", "m1", connectionId="conn1", direction="outgoing",
                observation="received", observedAt=TS, sequence=1,
                payload={"type": "session.update",
                         "authorization": "Bearer " + c("authorization in an invalid event")}),
-        _entry(c("unknown entry type value"), "g9", "m1"),
-        {**_entry("custom", "g10", "m1", customType="x", data=None),
+        kit.entry(c("unknown entry type value"), "g9", "m1"),
+        {**kit.entry("custom", "g10", "m1", customType="x", data=None),
          "timestamp": c("invalid timestamp value")},
-        _entry("model_change", "g11", "m1", provider="example", modelId=""),
-        _entry("label", "g12", "m1", targetId="m1", label=["not", c("label of a bad label")]),
+        kit.entry("model_change", "g11", "m1", provider="example", modelId=""),
+        kit.entry("label", "g12", "m1", targetId="m1", label=["not", c("label of a bad label")]),
     ]
-    return head + b"".join(_line(f) for f in faults)
+    return head + b"".join(kit.line(f) for f in faults)
 
 
 def _write(root: Path, files: dict[str, bytes]) -> None:
@@ -226,7 +218,7 @@ def _h004(c: _Canaries) -> _Spec:
 
 
 def _h005(c: _Canaries) -> _Spec:
-    bad_record = _entry("message", "n1", "l1", message={
+    bad_record = kit.entry("message", "n1", "l1", message={
         "role": "user", "timestamp": MS, "secret": c("member of a refused append record"),
         "content": [{"type": "text", "text": c("text of a refused append record")}]})
     return _Spec(

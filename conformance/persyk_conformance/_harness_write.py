@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import records as kit
 from ._adapters import Adapter
 from ._outcomes import CaseResult, Outcome
 from ._protocol import Result
@@ -65,18 +66,6 @@ class _Failed(Exception):
     pass
 
 
-def _line(record: Mapping[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
-def _user(entry_id: str, parent: str | None, text: str) -> dict[str, Any]:
-    return {
-        "type": "message", "id": entry_id, "parentId": parent, "timestamp": TS,
-        "message": {"role": "user", "content": [{"type": "text", "text": text}],
-                    "timestamp": MS},
-    }
-
-
 def _call(adapter: Adapter, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
     reply = adapter.run(op, args, STEP_TIMEOUT)
     if not isinstance(reply, Result):
@@ -97,17 +86,17 @@ class _Problems:
 
 HEADER = {"type": "session", "version": 1, "id": "harness-write", "timestamp": TS}
 TAIL_RECORDS = [
-    _user("m0", None, "first"),
-    _user("m1", "m0", "second"),
+    kit.user("m0", None, "first"),
+    kit.user("m1", "m0", "second"),
     # Multi-byte characters and escapes: cuts land inside UTF-8 sequences and \u escapes.
-    _user("m2", "m1", "Grüße 東京 🎧 \\ \"quoted\" \u2028"),
+    kit.user("m2", "m1", "Grüße 東京 🎧 \\ \"quoted\" \u2028"),
     {"type": "custom", "id": "c3", "parentId": "m2", "timestamp": TS, "customType": "x",
      "data": {"list": [1, -2.5e-3, True, None], "nested": {"k": "v"}}},
 ]
 
 
 def _torn_tails(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
-    lines = [_line(HEADER), *(_line(r) for r in TAIL_RECORDS)]
+    lines = [kit.line(HEADER), *(kit.line(r) for r in TAIL_RECORDS)]
     data = b"".join(lines)
     ends = []  # file offset after each line's LF
     total = 0
@@ -162,7 +151,7 @@ def _check_cut(
     problems.check(valid.get("valid") is True, f"{where}: not valid after recovery: {valid}")
     again = _call(adapter, "recover", {"session": str(session)})
     problems.check(again.get("action") == "none", f"{where}: recovery not idempotent: {again}")
-    extra = _user("after", None, "appended after recovery")
+    extra = kit.user("after", None, "appended after recovery")
     appended = _call(adapter, "append", {"session": str(session), "records": [extra]})
     problems.check(appended.get("committed") == ["after"],
                    f"{where}: append after recovery failed: {appended}")
@@ -175,8 +164,8 @@ def _check_cut(
 def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
     session = workdir / "concurrent" / "session"
     session.mkdir(parents=True)
-    root = _user("root", None, "shared root")
-    (session / "session.jsonl").write_bytes(_line(HEADER) + _line(root))
+    root = kit.user("root", None, "shared root")
+    (session / "session.jsonl").write_bytes(kit.line(HEADER) + kit.line(root))
     acknowledged: dict[int, list[str]] = {w: [] for w in range(WRITERS)}
     errors: list[str] = []
     adapters = [factory() for _ in range(WRITERS)]
@@ -192,7 +181,7 @@ def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[s
             for n in range(RECORDS_PER_WRITER):
                 entry_id = f"w{writer}-{n}"
                 result = _call(adapter, "append", {
-                    "session": str(session), "records": [_user(entry_id, leaf, f"{writer}/{n}")],
+                    "session": str(session), "records": [kit.user(entry_id, leaf, f"{writer}/{n}")],
                     "leaf": leaf,
                 })
                 if "error" in result:
@@ -252,8 +241,8 @@ def _check_concurrent_file(file: Path, acknowledged: Mapping[int, list[str]]) ->
 def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
     session = workdir / "pages" / "session"
     session.mkdir(parents=True)
-    records = [_user(f"p{i}", f"p{i - 1}" if i else None, f"page entry {i}") for i in range(23)]
-    (session / "session.jsonl").write_bytes(_line(HEADER) + b"".join(_line(r) for r in records))
+    records = [kit.user(f"p{i}", f"p{i - 1}" if i else None, f"page entry {i}") for i in range(23)]
+    (session / "session.jsonl").write_bytes(kit.jsonl(HEADER, *records))
     expected = [r["id"] for r in records]
     problems = _Problems()
     adapter = factory()
