@@ -275,7 +275,7 @@ def test_repeated_id_within_a_batch_is_written_once(tmp_path: Path) -> None:
     ("raw", "code"),
     [
         (b'{"type":"message",\n', "RECORD_JSON_SYNTAX"),
-        (b"\n", "RECORD_EMPTY_LINE"),
+        (b"\xef\xbb\xbf{}\n", "RECORD_BYTE_ORDER_MARK"),
         (b'{"a":1,"a":2}\n', "RECORD_DUPLICATE_KEY"),
         (b"[1]\n", "RECORD_NOT_OBJECT"),
         (b'{"type":"session","version":1,"id":"h","timestamp":"2026-01-01T00:00:00Z"}\n',
@@ -284,7 +284,7 @@ def test_repeated_id_within_a_batch_is_written_once(tmp_path: Path) -> None:
          "ENTRY_TYPE_UNKNOWN"),
         (b'{"type":"custom"', "RECORD_UNTERMINATED"),
     ],
-    ids=["syntax", "empty-line", "duplicate-key", "not-object", "header-repeated",
+    ids=["syntax", "byte-order-mark", "duplicate-key", "not-object", "header-repeated",
          "unknown-type", "unterminated"],
 )
 def test_records_file_faults_take_their_read_code_and_would_be_line(
@@ -426,9 +426,10 @@ def test_invalid_session_is_blocked_and_unchanged(
 # --- removal -----------------------------------------------------------------------------------
 
 
-def test_remove_appends_onto_the_default_leaf(tmp_path: Path) -> None:
+def test_remove_appends_onto_the_explicit_leaf(tmp_path: Path) -> None:
     new_session(tmp_path / "s", *chain("m", 3))
-    result = remove_entry(tmp_path / "s", "m1", id="r", timestamp=T0)
+    result = remove_entry(tmp_path / "s", "m1", id="r", timestamp=T0,
+                          leaf=LeafSelector.explicit("m2"))
     assert result.committed == ("r",) and result.leaf == "r"
     index = open_session(tmp_path / "s").index
     assert index.by_id["r"].parent_id == "m2"
@@ -436,11 +437,21 @@ def test_remove_appends_onto_the_default_leaf(tmp_path: Path) -> None:
     assert index.by_id["m1"].type == "message"
 
 
+def test_remove_without_an_explicit_leaf_is_a_usage_error(tmp_path: Path) -> None:
+    # APP-18 (rev. 2): the default leaf would be a silent rebase onto another writer's branch.
+    file = new_session(tmp_path / "s", *chain("m", 3))
+    before = file.read_bytes()
+    with pytest.raises(UsageError):
+        remove_entry(tmp_path / "s", "m1", id="r", timestamp=T0, leaf=LeafSelector.default())
+    assert file.read_bytes() == before
+
+
 def test_remove_retry_is_already_present(tmp_path: Path) -> None:
     file = new_session(tmp_path / "s", *chain("m", 2))
-    remove_entry(tmp_path / "s", "m0", id="r", timestamp=T0)
+    leaf = LeafSelector.explicit("m1")
+    remove_entry(tmp_path / "s", "m0", id="r", timestamp=T0, leaf=leaf)
     before = file.read_bytes()
-    again = remove_entry(tmp_path / "s", "m0", id="r", timestamp=T0)
+    again = remove_entry(tmp_path / "s", "m0", id="r", timestamp=T0, leaf=leaf)
     assert again.already_present == ("r",)
     assert file.read_bytes() == before
 
@@ -448,16 +459,16 @@ def test_remove_retry_is_already_present(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("target", "leaf", "code"),
     [
-        ("nowhere", None, Code.REMOVAL_TARGET_NOT_FOUND),
+        ("nowhere", LeafSelector.explicit("m2"), Code.REMOVAL_TARGET_NOT_FOUND),
         ("b1", LeafSelector.explicit("m2"), Code.REMOVAL_TARGET_NOT_ANCESTOR),
-        ("c", None, Code.REMOVAL_TARGET_WRONG_TYPE),
+        ("c", LeafSelector.explicit("c"), Code.REMOVAL_TARGET_WRONG_TYPE),
         ("m0", LeafSelector.null(), Code.REMOVAL_TARGET_NOT_ANCESTOR),
         ("m0", LeafSelector.explicit("ghost"), Code.LEAF_NOT_FOUND),
     ],
     ids=["target-missing", "sibling-branch", "custom-entry", "null-leaf", "leaf-missing"],
 )
 def test_remove_refusals_write_nothing(
-    tmp_path: Path, target: str, leaf: LeafSelector | None, code: Code
+    tmp_path: Path, target: str, leaf: LeafSelector, code: Code
 ) -> None:
     records = [*chain("m", 3), user("b1", "m0"), custom("c", "m2")]
     file = new_session(tmp_path / "s", *records)

@@ -135,7 +135,8 @@ def test_unsupported_locking_fails_closed(
     [
         ("append", {"records": [user("a", None)]}),
         ("recover", {}),
-        ("remove", {"targetId": "m0", "id": "r", "timestamp": "2026-01-01T00:00:09Z"}),
+        ("remove", {"targetId": "m0", "id": "r", "timestamp": "2026-01-01T00:00:09Z",
+                    "leaf": "m0"}),
     ],
     ids=["append", "recover", "remove"],
 )

@@ -13,6 +13,7 @@ from persyk_session._records import (
     MAX_RECORD_BYTES,
     MAX_SAFE_INTEGER,
     encode_record,
+    is_blank,
     parse_record,
 )
 
@@ -116,16 +117,33 @@ def test_allow_integer_exponent_record_to_parse_as_float() -> None:
     assert parse_record(b'{"a":1e2}', line=1) == {"a": 100.0}
 
 
-# --- RECORD_EMPTY_LINE, RECORD_BYTE_ORDER_MARK, RECORD_CARRIAGE_RETURN ------------------------
+# --- RECORD_BYTE_ORDER_MARK; a CR before the LF is whitespace (REC-14, rev. 2) ---------------
 
 LINE_FAULTS: list[tuple[str, bytes, Code, int | None]] = [
-    ("empty line", b"", Code.RECORD_EMPTY_LINE, None),
     ("BOM before the record", b"\xef\xbb\xbf{}", Code.RECORD_BYTE_ORDER_MARK, 1),
     ("BOM alone", b"\xef\xbb\xbf", Code.RECORD_BYTE_ORDER_MARK, 1),
-    ("CR before the LF", b"{}\r", Code.RECORD_CARRIAGE_RETURN, 3),
-    ("CR after trailing space", b'{"a":1} \r', Code.RECORD_CARRIAGE_RETURN, 9),
-    ("CR alone", b"\r", Code.RECORD_CARRIAGE_RETURN, 1),
 ]
+
+CR_BEFORE_LF: list[tuple[str, bytes]] = [
+    ("CR before the LF", b"{}\r"),
+    ("CR after trailing space", b'{"a":1} \r'),
+    ("CR after a string ending in an escaped CR", b'{"a":"x\\r"}\r'),
+]
+
+
+@pytest.mark.parametrize(("name", "data"), CR_BEFORE_LF, ids=ids(CR_BEFORE_LF))
+def test_accept_carriage_return_before_the_lf_as_whitespace(name: str, data: bytes) -> None:
+    assert parse_record(data, line=1) == json.loads(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "blank"),
+    [(b"", True), (b"\r", True), (b" \t \r", True), (b"{}\r", False), (b"\xef\xbb\xbf", False),
+     (b"\x0c", False)],
+    ids=["empty", "cr", "spaces-tab-cr", "record-with-cr", "bom", "form-feed"],
+)
+def test_blank_line_is_json_whitespace_only(data: bytes, blank: bool) -> None:
+    assert is_blank(data) is blank
 
 
 @pytest.mark.parametrize(("name", "data", "code", "column"), LINE_FAULTS, ids=ids(LINE_FAULTS))
@@ -289,12 +307,8 @@ def test_reject_lone_surrogate_escape(name: str, data: bytes, column: int) -> No
 # --- RECORD_NUMBER_OUT_OF_RANGE ------------------------------------------------------------------
 
 OUT_OF_RANGE: list[tuple[str, bytes]] = [
-    ("2^53", b"9007199254740992"),
-    ("-2^53", b"-9007199254740992"),
-    ("2^63", b"9223372036854775808"),
-    ("2^64, beyond what orjson keeps exact", b"18446744073709551616"),
-    ("-2^63-1", b"-9223372036854775809"),
     ("400 digits", b"9" * 400),
+    ("310 digits", b"1" + b"0" * 309),
     ("1e309", b"1e309"),
     ("-1e309", b"-1e309"),
     ("1e400", b"1e400"),
@@ -308,6 +322,29 @@ OUT_OF_RANGE: list[tuple[str, bytes]] = [
 def test_reject_number_out_of_range(name: str, number: bytes) -> None:
     diagnostic = reject(wrap(b"[1," + number + b"]"))
     assert (diagnostic.code, diagnostic.column) == (Code.RECORD_NUMBER_OUT_OF_RANGE, DATA_AT + 4)
+
+
+BIG_INTEGERS: list[tuple[str, bytes]] = [
+    ("2^53", b"9007199254740992"),
+    ("-2^53", b"-9007199254740992"),
+    ("2^53+1, not a double", b"9007199254740993"),
+    ("1e20 as JSON.stringify writes it", b"100000000000000000000"),
+    ("2^63", b"9223372036854775808"),
+    ("2^64, beyond what orjson keeps exact", b"18446744073709551616"),
+    ("-2^63-1", b"-9223372036854775809"),
+    ("a twenty-digit account number", b"12345678901234567890"),
+    ("309 digits (1e308) still fits a double", b"1" + b"0" * 308),
+]
+
+
+@pytest.mark.parametrize(("name", "number"), BIG_INTEGERS, ids=ids(BIG_INTEGERS))
+def test_accept_and_keep_integer_literal_beyond_two_to_the_53_exactly(
+    name: str, number: bytes
+) -> None:
+    # REC-9 (rev. 2): accepted, and the reference keeps the exact integer, not a double.
+    value = parse_record(wrap(b"[1," + number + b"]"), line=1)
+    assert value["data"] == [1, int(number)]
+    assert encode_record(value) == wrap(b"[1," + number + b"]") + b"\n"
 
 
 @pytest.mark.parametrize("sign", [1, -1], ids=["positive", "negative"])
@@ -342,7 +379,7 @@ def test_reject_nesting_deeper_than_128(name: str, data: bytes, column: int) -> 
 PRECEDENCE: list[tuple[str, bytes, Code]] = [
     ("too large beats invalid UTF-8", b"{" + b"\xff" * MAX_RECORD_BYTES, Code.RECORD_TOO_LARGE),
     ("BOM beats CR", b"\xef\xbb\xbf{}\r", Code.RECORD_BYTE_ORDER_MARK),
-    ("CR beats invalid UTF-8", b'{"a":"\xff"}\r', Code.RECORD_CARRIAGE_RETURN),
+    ("invalid UTF-8 before a CR", b'{"a":"\xff"}\r', Code.RECORD_INVALID_UTF8),
     ("invalid UTF-8 beats an earlier syntax error", b'{x"\xff"}', Code.RECORD_INVALID_UTF8),
     ("invalid UTF-8 beats depth", b"[" * 200 + b"\xff", Code.RECORD_INVALID_UTF8),
     ("earlier syntax error beats a later surrogate", b'{x:"\\ud800"}', Code.RECORD_JSON_SYNTAX),
@@ -356,7 +393,7 @@ PRECEDENCE: list[tuple[str, bytes, Code]] = [
     ("earlier duplicate beats a later number", b'{"a":1,"a":1e400}', Code.RECORD_DUPLICATE_KEY),
     (
         "earlier duplicate beats a later big integer",
-        b'{"a":1,"a":9007199254740992}',
+        b'{"a":1,"a":' + b"9" * 400 + b"}",
         Code.RECORD_DUPLICATE_KEY,
     ),
     ("earlier duplicate beats later depth", b'{"a":1,"a":' + b"[" * 200, Code.RECORD_DUPLICATE_KEY),
@@ -367,11 +404,12 @@ PRECEDENCE: list[tuple[str, bytes, Code]] = [
     ),
     (
         "earlier big integer beats later syntax",
-        b'{"a":9007199254740992,}',
+        b'{"a":' + b"9" * 400 + b",}",
         Code.RECORD_NUMBER_OUT_OF_RANGE,
     ),
     ("a parse fault beats not-an-object", b"[1e400]", Code.RECORD_NUMBER_OUT_OF_RANGE),
-    ("a big integer beats not-an-object", b"[9007199254740992]", Code.RECORD_NUMBER_OUT_OF_RANGE),
+    ("an overflowing integer beats not-an-object", b"[" + b"9" * 400 + b"]",
+     Code.RECORD_NUMBER_OUT_OF_RANGE),
     ("a duplicate beats not-an-object", b'[{"a":1,"a":2}]', Code.RECORD_DUPLICATE_KEY),
 ]
 
@@ -445,6 +483,7 @@ ENCODED: list[tuple[str, dict[str, Any], bytes]] = [
     ("no ASCII escaping", {"t": "h\u00e9 \U0001d11e"}, '{"t":"h\u00e9 \U0001d11e"}\n'.encode()),
     ("control characters escaped", {"t": "a\nb\x01"}, b'{"t":"a\\nb\\u0001"}\n'),
     ("largest safe integer", {"n": MAX_SAFE_INTEGER}, b'{"n":9007199254740991}\n'),
+    ("beyond 64 bits, same digits", {"n": 2**70}, b'{"n":1180591620717411303424}\n'),
     ("depth 128", json.loads(objects(MAX_DEPTH)), objects(MAX_DEPTH) + b"\n"),
 ]
 
@@ -462,8 +501,8 @@ UNENCODABLE: list[tuple[str, Any, Code]] = [
     ("not an object", [1], Code.RECORD_NOT_OBJECT),
     ("NaN", {"x": float("nan")}, Code.RECORD_NUMBER_OUT_OF_RANGE),
     ("infinity", {"x": [float("-inf")]}, Code.RECORD_NUMBER_OUT_OF_RANGE),
-    ("2^53", {"x": 2**53}, Code.RECORD_NUMBER_OUT_OF_RANGE),
-    ("-2^53", {"x": -(2**53)}, Code.RECORD_NUMBER_OUT_OF_RANGE),
+    ("an integer that overflows a double", {"x": 10**400}, Code.RECORD_NUMBER_OUT_OF_RANGE),
+    ("its negative", {"x": [-(10**309)]}, Code.RECORD_NUMBER_OUT_OF_RANGE),
     ("lone surrogate in a value", {"x": "\ud800"}, Code.RECORD_LONE_SURROGATE),
     ("lone surrogate in a key", {"\udc00": 1}, Code.RECORD_LONE_SURROGATE),
     ("depth 129", json.loads(objects(MAX_DEPTH + 1)), Code.RECORD_TOO_DEEP),

@@ -55,6 +55,7 @@ INCOMPLETE = [
     b'{"a":1 , "b"',
     b'{"ab',
     b'{"a":1,"a',  # the key may still become "ab"
+    b'{"a":123456789012345678,',  # a big integer is valid (REC-9, rev. 2)
 ]
 
 SYNTAX = [
@@ -88,7 +89,7 @@ INVALID_RECORD = [
     b'{"a":"\\udc00',  # a lone low surrogate whatever follows
     b'{"a":"\\ud800\\u0',  # a high surrogate then a non-low escape
     b'{"a":1e400,',  # a complete number out of range
-    b'{"a":123456789012345678,',
+    b'{"a":' + b"9" * 400 + b",",  # a complete integer that overflows a double (REC-8)
 ]
 
 
@@ -115,8 +116,8 @@ def test_complete_fragment_is_judged_by_the_record_rules() -> None:
     assert classify_fragment(
         b'{"a":1}', line=2, check_record=refuse  # type: ignore[arg-type]
     ) is FragmentVerdict.INVALID_RECORD
-    # A CR before the missing LF would make REC-14 fail once terminated.
-    assert _verdict(b'{"a":1}\r') is FragmentVerdict.INVALID_RECORD
+    # A CR before the missing LF is whitespace once terminated (REC-14, rev. 2).
+    assert _verdict(b'{"a":1}\r') is FragmentVerdict.VALID_RECORD
 
 
 @pytest.mark.parametrize(
@@ -205,22 +206,22 @@ def test_rerun_after_crash_between_preserve_and_truncate(
         (BASE + b'{"a":"' + b"x" * 1_048_600, Code.RECOVER_TAIL_LIMIT, 4),
         (BASE + line(user("m2", "nowhere"))[:-1], Code.RECOVER_TAIL_INVALID_RECORD, 4),
         (BASE + line(user("m1", "m0"))[:-1], Code.RECOVER_TAIL_INVALID_RECORD, 4),
-        (BASE + line(custom("c", None))[:-1] + b"\r", Code.RECOVER_TAIL_INVALID_RECORD, 4),
         (BASE + b"[1,", Code.RECOVER_TAIL_INVALID_RECORD, 4),
         (header_line() + b"garbage\n" + line(user("m0", None)), Code.RECOVER_INTERIOR_DAMAGE, 2),
         (BASE + line(user("x", "nowhere")), Code.RECOVER_INTERIOR_DAMAGE, 4),
         (header_line() + b"garbage\n" + line(user("m0", None))[:-1],
          Code.RECOVER_INTERIOR_DAMAGE, 2),
         (header_line() + b"garbage\n" + b'{"a" 1', Code.RECOVER_TAIL_SYNTAX, 3),
-        (b"", Code.RECOVER_INTERIOR_DAMAGE, None),
-        (b'{"type":"session","vers', Code.RECOVER_TAIL_INVALID_RECORD, 1),
+        (b'{"type":"session","version":1,"id":"h"}', Code.RECOVER_TAIL_INVALID_RECORD, 1),
         (b'{"type":"session","version":2,"id":"h","timestamp":"2026-01-01T00:00:00Z"}',
-         Code.RECOVER_TAIL_INVALID_RECORD, 1),
+         Code.HEADER_VERSION_UNSUPPORTED, 1),
+        (b'{"type":"session","version":2,"id":"h","timestamp":"2026-01-01T00:00:00Z"}\n{"ty',
+         Code.HEADER_VERSION_UNSUPPORTED, 1),
     ],
     ids=["tail-syntax", "tail-depth", "tail-size", "tail-missing-parent", "tail-duplicate-id",
-         "tail-carriage-return", "tail-not-object", "interior-syntax", "last-complete-line-invalid",
-         "interior-before-complete-tail", "broken-tail-judged-alone", "empty-file", "torn-header",
-         "unterminated-bad-header"],
+         "tail-not-object", "interior-syntax", "last-complete-line-invalid",
+         "interior-before-complete-tail", "broken-tail-judged-alone", "unterminated-bad-header",
+         "unterminated-v2-header", "v2-session-with-torn-tail"],
 )
 def test_refusals_leave_the_file_unchanged(
     tmp_path: Path, data: bytes, code: Code, line_no: int | None
@@ -231,6 +232,36 @@ def test_refusals_leave_the_file_unchanged(
     assert result.error.line == line_no
     assert file.read_bytes() == data
     assert not (tmp_path / "s" / "recovery").exists()
+    if code is Code.HEADER_VERSION_UNSUPPORTED:  # RCV-17: refused before the lock is taken
+        assert not (tmp_path / "s" / "session.lock").exists()
+
+
+def test_complete_last_record_ending_in_cr_gets_its_lf(tmp_path: Path) -> None:
+    # REC-14 (rev. 2): the CR is whitespace, so the record is complete and valid.
+    data = BASE + line(custom("c", None))[:-1] + b"\r"
+    file = write_session(tmp_path / "s", data)
+    assert recover(tmp_path / "s").action == "newline-added"
+    assert file.read_bytes() == data + b"\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\n\r\n", b'{"type":"session","vers', b"\n" + b'{"type":"session","vers'],
+    ids=["zero-bytes", "blank-lines", "torn-header", "blank-line-then-torn-header"],
+)
+def test_file_without_a_complete_record_is_preserved_then_removed(
+    tmp_path: Path, data: bytes
+) -> None:
+    # RCV-16: nothing committed is lost; the bytes (if any) are kept under recovery/ first.
+    file = write_session(tmp_path / "s", data)
+    result = recover(tmp_path / "s")
+    assert result.action == "removed"
+    assert not file.exists()
+    if data:
+        assert result.preserved is not None
+        assert (tmp_path / "s" / result.preserved).read_bytes() == data
+    else:
+        assert result.preserved is None
 
 
 def test_incomplete_tail_is_truncated_without_judging_the_interior(tmp_path: Path) -> None:

@@ -423,6 +423,19 @@ VALID_ENTRIES = {
     "model-change-with-api": changed(MINIMAL["model_change"], (("api",), "responses")),
     "api-connection-https-port": changed(API, (("endpoint",), "https://h.example:8443/v1")),
     "api-connection-host-only": changed(API, (("endpoint",), "wss://h.example")),
+    # ENT-9 (rev. 2): non-secret query parameters and loopback http/ws are what writers produce.
+    "api-connection-query": changed(
+        API, (("endpoint",), "wss://api.openai.com/v1/realtime?model=gpt-4o-realtime&intent=x")
+    ),
+    "api-connection-azure-query": changed(
+        API, (("endpoint",), "https://r.openai.azure.com/openai/realtime?api-version=2024-10-01")
+    ),
+    "api-connection-loopback-ws": changed(API, (("endpoint",), "ws://127.0.0.1:8080/v1")),
+    "api-connection-localhost-http": changed(API, (("endpoint",), "http://localhost:11434/api")),
+    "api-connection-ipv6-loopback": changed(API, (("endpoint",), "ws://[::1]:9000")),
+    "api-connection-port-65535": changed(API, (("endpoint",), "https://h.example:65535/")),
+    # MSG-2, MSG-11 (rev. 2): a transcribed user message carries provenance.
+    "user-message-provenance": changed(UM, (("message", "provider"), "openai")),
     "api-connection-origin": changed(API, (("originId",), "e1")),
     "realtime-event-media-and-redactions": RT,
     "realtime-event-outgoing-attempt": changed(
@@ -494,7 +507,11 @@ FIELD_CASES: dict[str, tuple[dict[str, Any], list[tuple[Code, str]]]] = {
         [(Code.MESSAGE_INVALID, "/message/timestamp")],
     ),
     "user-message-closed": (
-        changed(UM, (("message", "provider"), "openai")),
+        changed(UM, (("message", "flavour"), "openai")),
+        [(Code.MESSAGE_INVALID, "/message/flavour")],
+    ),
+    "user-message-provider-number": (
+        changed(UM, (("message", "provider"), 1)),
         [(Code.MESSAGE_INVALID, "/message/provider")],
     ),
     "assistant-provider-number": (
@@ -619,8 +636,20 @@ FIELD_CASES: dict[str, tuple[dict[str, Any], list[tuple[Code, str]]]] = {
         changed(API, (("endpoint",), "https://user:pw@h.example/v1")),
         [(Code.ENTRY_FIELDS_INVALID, "/endpoint")],
     ),
-    "api-connection-endpoint-query": (
-        changed(API, (("endpoint",), "wss://h.example/v1?api-key=k")),
+    "api-connection-endpoint-port-only": (
+        changed(API, (("endpoint",), "https://:443")),
+        [(Code.ENTRY_FIELDS_INVALID, "/endpoint")],
+    ),
+    "api-connection-endpoint-empty-port": (
+        changed(API, (("endpoint",), "wss://h.example:/v1")),
+        [(Code.ENTRY_FIELDS_INVALID, "/endpoint")],
+    ),
+    "api-connection-endpoint-port-65536": (
+        changed(API, (("endpoint",), "wss://h.example:65536/v1")),
+        [(Code.ENTRY_FIELDS_INVALID, "/endpoint")],
+    ),
+    "api-connection-endpoint-trailing-newline": (
+        changed(API, (("endpoint",), "wss://h.example/v1\n")),
         [(Code.ENTRY_FIELDS_INVALID, "/endpoint")],
     ),
     "api-connection-endpoint-fragment": (
@@ -890,7 +919,7 @@ def test_diagnostics_are_ordered_by_array_index_not_text() -> None:
 SECRET = "sk-SECRET-0123456789"
 LEAK_CASES = {
     "endpoint-userinfo": changed(API, (("endpoint",), f"https://{SECRET}@h.example/")),
-    "endpoint-query": changed(API, (("endpoint",), f"https://h.example/?key={SECRET}")),
+    "endpoint-fragment": changed(API, (("endpoint",), f"https://h.example/#{SECRET}")),
     "id": changed(M, (("id",), f"{SECRET} ")),
     "text-block": user_message({"type": "text", "text": SECRET, "x": SECRET}),
     "header-id": changed(HEADER, (("id",), f"/{SECRET}")),

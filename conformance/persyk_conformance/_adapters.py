@@ -30,6 +30,7 @@ from ._protocol import (
     check_request,
     decode_hello,
     decode_reply,
+    dumps_line,
     encode_hello,
     encode_run,
     encode_stop,
@@ -398,7 +399,7 @@ class InProcessAdapter:
         body = self._dispatch(op, dict(args))
         # Through the wire format and the same schema checks as a subprocess reply, so the fast
         # path cannot pass a result the protocol would reject.
-        return decode_reply(orjson.dumps({"seq": 0, **body}) + b"\n", seq=0, op=op)
+        return decode_reply(dumps_line({"seq": 0, **body}), seq=0, op=op)
 
     def run_with_file_size_limit(
         self, op: str, args: Mapping[str, Any], timeout: float, limit: int

@@ -9,6 +9,8 @@ strict mode (they are ours; strict mode proves it).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -170,8 +172,31 @@ def schema_problems(validator: jsonschema_rs.Validator, instance: Any, limit: in
     return problems
 
 
+# An integer of 20 or more digits may lie beyond 64 bits, where orjson reads a float: such lines
+# are read by the json module, which keeps every integer exactly (REC-9, rev. 2).
+_LONG_INTEGER = re.compile(rb"[0-9]{20}")
+
+
+def dumps_line(message: Any) -> bytes:
+    """One protocol line; integers beyond 64 bits (which orjson refuses) keep their digits."""
+    try:
+        return orjson.dumps(message) + b"\n"
+    except TypeError:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def loads_line(line: bytes) -> Any:
+    """Parse one protocol line, keeping integers exact whatever their size."""
+    if _LONG_INTEGER.search(line) is None:
+        return orjson.loads(line)
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise orjson.JSONDecodeError(str(exc), line.decode("utf-8", "replace"), 0) from None
+
+
 def _line(message: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(message) + b"\n"
+    return dumps_line(message)
 
 
 def encode_hello() -> bytes:
@@ -188,7 +213,7 @@ def encode_stop() -> bytes:
 
 def check_request(line: bytes) -> list[str]:
     """Strict mode: the schema violations of one of our own requests (empty = valid)."""
-    message = orjson.loads(line)
+    message = loads_line(line)
     schemas = _schemas()
     validator = {
         "hello": schemas.hello_request,
@@ -201,8 +226,8 @@ def check_request(line: bytes) -> list[str]:
 def _parse(line: bytes) -> Any:
     """A line as JSON; a non-JSON line is a crash-class fault (NotJson)."""
     try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
+        return loads_line(line)
+    except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
         raise NotJson(f"the adapter wrote a line that is not JSON: {_preview(line)}") from exc
 
 

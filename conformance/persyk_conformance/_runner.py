@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
 from ._cases import Case
 from ._match import match
@@ -32,6 +30,7 @@ from ._protocol import (
     ProtocolViolation,
     Result,
     Unsupported,
+    dumps_line,
 )
 from ._workspace import (
     Sandbox,
@@ -288,7 +287,7 @@ class Runner:
         problems = match(dict(expect), dict(value))
         diagnostics = {k: value[k] for k in ("error", "errors") if k in value}
         if diagnostics and planned.canaries:
-            text = orjson.dumps(diagnostics).decode("utf-8")
+            text = dumps_line(diagnostics).decode("utf-8")
             problems += [
                 f"a diagnostic contains the canary planted in {where}"
                 for where in _leaks(planned.canaries, text)

@@ -319,14 +319,18 @@ def _golden_record_problems(
         case_dir = _resolve(base, where)
         for rel, session in _session_files(case_dir / "tree", ""):
             data = session.read_bytes()
+            first = True
             for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+                if not line.strip(b" \t\r"):
+                    continue  # REC-15: a blank line is no record
                 place = f"{where}/tree/{rel} line {number}"
+                validator = header_validator if first else entry_validator
+                first = False
                 try:
                     value = json.loads(line.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
                 except ValueError as exc:
                     problems.append(f"{place}: not a strict JSON record ({exc})")
                     continue
-                validator = header_validator if number == 1 else entry_validator
                 for error in validator.iter_errors(value):
                     pointer = "/" + "/".join(str(p) for p in error.absolute_path)
                     problems.append(f"{place}: {pointer}: {error.message[:200]}")

@@ -38,6 +38,7 @@ from ._records import encode_record, parse_record
 from ._schema import validate_header
 from ._session import EntryMeta, IndexBuilder
 from ._store import SESSION_FILE, resolve_session_file_for_mutation
+from ._versions import refuse_other_version
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -390,6 +391,7 @@ def append_records(
     ContractError(LOCK_UNAVAILABLE) when the lock cannot be had.
     """
     file = resolve_session_file_for_mutation(path)
+    refuse_other_version(file)  # APP-24: before the lock, so nothing is created
     with session_lock(file.parent, timeout=timeout), open_live(file) as live:
         if live.state is None:
             return _blocked(live.fault_line)
@@ -402,19 +404,22 @@ def remove_entry(
     *,
     id: str | None = None,
     timestamp: str | None = None,
-    leaf: LeafSelector | None = None,
+    leaf: LeafSelector,
     timeout: float | None = None,
 ) -> AppendResult:
-    """Append a ``message.removed`` of ``target_id`` whose parent is the selected leaf (APP-18).
+    """Append a ``message.removed`` of ``target_id`` whose parent is the caller's leaf (APP-18).
 
-    The leaf is resolved under the lock, so the removal extends exactly the branch it was meant
-    for. A retry with the same ``id`` after the removal was committed finds it already present
-    (with the default leaf the retry accepts the parent stored the first time, since the default
-    leaf has moved to the removal itself).
+    The leaf must be explicit (an id or null): the default leaf would put the removal on
+    whatever branch another writer appended last, a silent rebase (APP-18, rev. 2), so it is a
+    UsageError. The leaf is resolved under the lock; a retry with the same ``id`` and leaf
+    finds the committed removal already present (APP-12).
     """
-    selector = leaf or LeafSelector.default()
+    if leaf.kind == "default":
+        raise UsageError(Code.USAGE, "remove needs an explicit leaf (an entry id, or null)")
+    selector = leaf
     entry_id = id or str(uuid.uuid4())
     file = resolve_session_file_for_mutation(path)
+    refuse_other_version(file)  # APP-24: before the lock, so nothing is created
     with session_lock(file.parent, timeout=timeout), open_live(file) as live:
         state = live.state
         if state is None:
@@ -424,14 +429,7 @@ def remove_entry(
             live.keep(state)
             return AppendResult(error=Diagnostic(
                 Code.LEAF_NOT_FOUND, detail="the selected leaf is not an entry"))
-        parent = (
-            selector.id if selector.kind == "id"
-            # CTX-1: the default leaf is the last entry.
-            else None if selector.kind == "null" else builder.last_entry_id
-        )
-        existing = builder.get(entry_id)
-        if selector.kind == "default" and existing is not None:
-            parent = existing.parent_id
+        parent = selector.id if selector.kind == "id" else None
         record = {
             "type": "message.removed",
             "id": entry_id,

@@ -74,8 +74,8 @@ class LiveSession:
 
     @property
     def next_line(self) -> int:
-        # A valid file holds the header on line 1 and one entry per following line.
-        return 2 + self.builder.entry_count
+        # Blank lines (REC-15) count as lines but hold no entry.
+        return self.builder.lines + 1
 
 
 class Refresh(enum.Enum):

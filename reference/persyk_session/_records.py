@@ -2,28 +2,32 @@
 
 Sans-IO: bytes in, values or :class:`ContractError` out (``_lines`` cuts a stream into lines).
 
-Rules implemented here (docs/spec.md, section REC): REC-2..REC-15, REC-17..REC-20, REC-23.
+Rules implemented here (docs/spec.md, section REC): REC-2..REC-13, REC-17..REC-20, REC-23.
+Blank lines (REC-15) are recognised by :func:`is_blank` and skipped by the store before any
+record is parsed; a CR before the LF is insignificant whitespace (REC-14, rev. 2).
 
 Order of checks (REC-19, REC-20)
 --------------------------------
 A record with several faults reports exactly one, chosen in this order:
 
-1. ``RECORD_EMPTY_LINE``       -- zero bytes.
-2. ``RECORD_TOO_LARGE``        -- more than :data:`MAX_RECORD_BYTES`; checked before any parsing.
-3. ``RECORD_BYTE_ORDER_MARK``  -- the record starts with EF BB BF. A BOM anywhere else is just
+1. ``RECORD_TOO_LARGE``        -- more than :data:`MAX_RECORD_BYTES`; checked before any parsing.
+2. ``RECORD_BYTE_ORDER_MARK``  -- the record starts with EF BB BF. A BOM anywhere else is just
    bytes: U+FEFF is not JSON whitespace, so between tokens it is ``RECORD_JSON_SYNTAX`` and
    inside a string it is an ordinary character.
-4. ``RECORD_CARRIAGE_RETURN``  -- the last byte is CR (a CR elsewhere is JSON whitespace).
-5. ``RECORD_INVALID_UTF8``     -- strict RFC 3629 decoding of the whole record fails.
-6. The *parse faults*, first in byte order (lowest offset wins):
+3. ``RECORD_INVALID_UTF8``     -- strict RFC 3629 decoding of the whole record fails.
+4. The *parse faults*, first in byte order (lowest offset wins):
    ``RECORD_JSON_SYNTAX`` (offset of the first byte the grammar cannot accept, or the record's
    length when it ends inside a value), ``RECORD_LONE_SURROGATE`` (offset of the backslash of
    the unpaired ``\\u`` escape), ``RECORD_NUMBER_OUT_OF_RANGE`` (offset of the number's first
    byte), ``RECORD_DUPLICATE_KEY`` (offset of the repeated key's opening quote) and
    ``RECORD_TOO_DEEP`` (offset of the bracket that opens container 129).
-7. ``RECORD_NOT_OBJECT``       -- a record free of all the above whose value is not an object.
+5. ``RECORD_NOT_OBJECT``       -- a record free of all the above whose value is not an object.
 
-Columns in diagnostics are 1-based byte columns (offset + 1). ``RECORD_EMPTY_LINE`` has none.
+Columns in diagnostics are 1-based byte columns (offset + 1).
+
+Integers (REC-9, rev. 2): every integer literal a double can hold without overflowing (REC-8) is
+accepted and kept *exactly* as a Python ``int``, however many digits it has, so that
+``12345678901234567890`` reads, compares (APP-13) and is written back with the same digits.
 
 How it stays fast (the hot path of every read)
 ----------------------------------------------
@@ -32,9 +36,9 @@ rejects (verified on 3.13, and by tests/test_jsontestsuite.py on every corpus ca
 UTF-8 including encoded surrogates, overlongs, 5/6-byte forms and code points above U+10FFFF;
 escaped lone surrogates in keys and values; ``NaN``/``Infinity``; numbers overflowing a double
 (``1e400``, ``-1e400``, 400-digit integers); a BOM; every other RFC 8259 syntax error. It
-accepts, and so we must check ourselves: a trailing CR (JSON whitespace to orjson), duplicate
-keys (it keeps the last), integers beyond 2^53 (exact up to 64 bits, beyond that silently a
-float), and any depth up to its own limit of 1024.
+accepts, and so we must check ourselves: duplicate keys (it keeps the last), integers beyond
+2^53 (exact up to 64 bits, beyond that silently a float, which we must not keep: REC-9), and any
+depth up to its own limit of 1024.
 
 * Duplicate keys and integer range: ``orjson.dumps(value, option=OPT_STRICT_INTEGER)``.
   If it equals the record byte for byte, the record holds no duplicate key: parsing is
@@ -85,7 +89,10 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_RECORD_BYTES",
     "MAX_SAFE_INTEGER",
+    "dumps_json",
     "encode_record",
+    "is_blank",
+    "loads_json",
     "parse_record",
 ]
 
@@ -93,8 +100,13 @@ __all__ = [
 MAX_RECORD_BYTES: Final = 1_048_576
 # REC-12: nested containers; `{}` is depth 1.
 MAX_DEPTH: Final = 128
-# REC-9 (I-JSON, RFC 7493): the largest integer every double-based reader holds exactly.
+# The largest integer every double-based reader holds exactly; beyond it the reference still
+# keeps integer literals exactly (REC-9, rev. 2), and the schemas bound integer members by it.
 MAX_SAFE_INTEGER: Final = 2**53 - 1
+# REC-8 for integer literals: 10^309 overflows a double, so an integer literal with more than 309
+# digits (no leading zeros, REC-3) always does, and one with fewer never reaches CPython's limit
+# on int() conversions.
+_MAX_INTEGER_DIGITS: Final = 309
 
 _BOM: Final = b"\xef\xbb\xbf"
 # Valid JSON nesting 129 containers holds at least 129 opening and 129 closing brackets.
@@ -139,8 +151,6 @@ def parse_record(data: bytes, *, line: int) -> dict[str, Any]:
         except JSONDecodeError:
             value = _classify_rejected(data)
         else:
-            if data[-1] == 0x0D:  # REC-14: orjson takes a trailing CR for whitespace
-                _check_line(data)
             if (
                 len(data) >= _SHORTEST_TOO_DEEP
                 and (
@@ -175,16 +185,18 @@ def _parse_record_reference(data: bytes, *, line: int) -> dict[str, Any]:
     return value
 
 
+def is_blank(data: bytes) -> bool:
+    """REC-15 (rev. 2): a line of nothing but JSON whitespace (none at all included) is blank:
+    not a record, skipped by readers. ``{}\r`` is a record (REC-14, rev. 2); ``\r`` is blank."""
+    return not data.strip(b" \t\r")
+
+
 def _check_line(data: bytes) -> None:
-    """Steps 1-4 of the order: faults visible without decoding."""
-    if not data:
-        raise _Fault(Code.RECORD_EMPTY_LINE, None, "empty line")
+    """Steps 1-2 of the order: faults visible without decoding."""
     if len(data) > MAX_RECORD_BYTES:
         raise _Fault(Code.RECORD_TOO_LARGE, MAX_RECORD_BYTES, "record exceeds 1,048,576 bytes")
     if data.startswith(_BOM):
         raise _Fault(Code.RECORD_BYTE_ORDER_MARK, 0, "record starts with a byte order mark")
-    if data.endswith(b"\r"):
-        raise _Fault(Code.RECORD_CARRIAGE_RETURN, len(data) - 1, "carriage return before LF")
 
 
 def _check_utf8(data: bytes) -> str:
@@ -227,10 +239,10 @@ def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _safe_int(literal: str) -> int:
-    # REC-9; the length test keeps int() away from huge literals (CPython's digit limit).
-    if len(literal) > 17 or abs(value := int(literal)) > MAX_SAFE_INTEGER:
+    # REC-8 for an integer literal; REC-9 (rev. 2): any other integer is kept exactly.
+    if len(literal.lstrip("-")) > _MAX_INTEGER_DIGITS or math.isinf(float(literal)):
         raise _Suspect
-    return value
+    return int(literal)
 
 
 def _exact_int(literal: str) -> int:
@@ -421,10 +433,8 @@ def _scan_number(data: bytes, start: int) -> int:
     literal = match.group(0)
     if match.group(1) is None and match.group(2) is None:
         digits = len(literal) - (literal[0] == 0x2D)
-        if digits > 16 or abs(int(literal)) > MAX_SAFE_INTEGER:  # REC-9
-            raise _Fault(
-                Code.RECORD_NUMBER_OUT_OF_RANGE, start, "integer outside -(2^53-1)..2^53-1"
-            )
+        if digits > _MAX_INTEGER_DIGITS or math.isinf(float(literal)):  # REC-8; REC-9 (rev. 2)
+            raise _Fault(Code.RECORD_NUMBER_OUT_OF_RANGE, start, "number overflows a double")
     elif math.isinf(float(literal)):  # REC-8; underflow to 0.0 is fine (REC-10)
         raise _Fault(Code.RECORD_NUMBER_OUT_OF_RANGE, start, "number overflows a double")
     return match.end()
@@ -456,18 +466,48 @@ def encode_record(obj: dict[str, Any]) -> bytes:
     Raises ContractError with the read-phase code the bytes would earn (APP-9), or UsageError
     for Python values that have no JSON form (sets, bytes, non-string keys ...).
     """
-    _check_encodable(obj)
+    big_integers = _check_encodable(obj)
     try:
-        encoded = orjson.dumps(obj)
-    except orjson.JSONEncodeError:
+        encoded = _dumps_exact(obj) if big_integers else orjson.dumps(obj)
+    except (orjson.JSONEncodeError, TypeError, ValueError):
         raise UsageError(Code.USAGE, "record holds a value with no JSON form") from None
     if len(encoded) > MAX_RECORD_BYTES:
         raise ContractError([Diagnostic(Code.RECORD_TOO_LARGE, detail="record exceeds 1 MiB")])
     return encoded + b"\n"
 
 
-def _check_encodable(obj: object) -> None:
-    """Walk the value iteratively; orjson alone would write NaN as null and allow 2^64."""
+def dumps_json(value: object, *, indent: bool = False) -> bytes:
+    """JSON bytes of a result that may hold integers beyond 64 bits (REC-9, rev. 2), which
+    orjson refuses: those results are written by the json module, with the same digits."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None)
+    except TypeError:
+        return json.dumps(
+            value, ensure_ascii=False, indent=2 if indent else None,
+            separators=None if indent else (",", ":"),
+        ).encode()
+
+
+_LONG_INTEGER: Final = re.compile(rb"[0-9]{20}")
+
+
+def loads_json(data: bytes) -> Any:
+    """Parse a JSON text (not a record) keeping integers beyond 64 bits exact: orjson would
+    read them as floats, so texts holding 20 or more digits in a row go to the json module."""
+    if _LONG_INTEGER.search(data) is None:
+        return orjson.loads(data)
+    return json.loads(data)
+
+
+def _dumps_exact(obj: object) -> bytes:
+    """The compact form for a value holding integers orjson cannot write (beyond 64 bits)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _check_encodable(obj: object) -> bool:
+    """Walk the value iteratively; orjson alone would write NaN as null. Return whether the
+    value holds an integer beyond 64 bits (REC-9, rev. 2: written exactly, not by orjson)."""
+    big = False
 
     def refuse(code: Code, detail: str) -> ContractError:
         return ContractError([Diagnostic(code, detail=detail)])
@@ -496,10 +536,17 @@ def _check_encodable(obj: object) -> None:
         elif isinstance(value, bool) or value is None:
             pass
         elif isinstance(value, int):
-            if abs(value) > MAX_SAFE_INTEGER:
-                raise refuse(Code.RECORD_NUMBER_OUT_OF_RANGE, "integer outside -(2^53-1)..2^53-1")
+            if abs(value) >= 2**63:
+                try:
+                    float(value)  # REC-8: OverflowError where the literal would overflow
+                except OverflowError:
+                    raise refuse(
+                        Code.RECORD_NUMBER_OUT_OF_RANGE, "number overflows a double"
+                    ) from None
+                big = True
         elif isinstance(value, float):
             if not math.isfinite(value):
                 raise refuse(Code.RECORD_NUMBER_OUT_OF_RANGE, "number is not finite")
         else:
             raise UsageError(Code.USAGE, "record holds a value with no JSON form")
+    return big

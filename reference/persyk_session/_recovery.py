@@ -43,13 +43,14 @@ size of the file, and interior damage (if any) stays where it is for ``validate`
 Only a file that ends with LF and a tail that is one complete JSON value are judged against the
 whole session (a record needs the graph of the committed lines); then interior faults win.
 
-A file with no complete line
-----------------------------
-Recovery needs a committed header. An unterminated first line that is a complete, valid header
-gets its LF (RCV-4). Any other unterminated first line is refused with
-``RECOVER_TAIL_INVALID_RECORD``: truncating it would leave an empty file, which is no session
-(HDR-1), and a conforming creator never exposes a torn header (APP-4). An empty file is refused
-with ``RECOVER_INTERIOR_DAMAGE``: there is no session to recover.
+A file with no complete record (RCV-16)
+---------------------------------------
+An unterminated first record that is a complete, valid header gets its LF (RCV-4). A file that
+holds no complete record at all -- zero bytes, blank lines only, or blank lines followed by an
+incomplete fragment (a creator that crashed before or while writing the header) -- holds nothing
+committed: recovery preserves its bytes under ``recovery/`` (if there are any) and then removes
+``session.jsonl`` (action ``removed``), so that ``create`` can start the session again (GEN-1).
+A torn header with a definite fault is damage, not a crash artefact, and is refused as before.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from ._lock import session_lock
 from ._records import MAX_DEPTH, MAX_RECORD_BYTES, parse_record
 from ._session import IndexBuilder, SessionIndex
 from ._store import open_session, resolve_session_file_for_mutation
+from ._versions import refuse_other_version
 
 __all__ = [
     "RECOVERY_DIR",
@@ -439,11 +441,13 @@ class TailInfo:
     tail_line: int
     fragment: bytes | None
     verdict: FragmentVerdict | None
+    # RCV-16: the file holds no complete record; ``fragment`` is then the whole file.
+    no_record: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class RecoveryPlan:
-    """``action`` is none, newline-added, truncated or refused; refused carries ``error``."""
+    """``action`` is none, newline-added, truncated, removed or refused (carrying ``error``)."""
 
     action: str
     error: Diagnostic | None = None
@@ -469,6 +473,13 @@ _REFUSALS: Final = {
 
 def plan_recovery(tail: TailInfo) -> RecoveryPlan:
     """Decide the repair; refusals change nothing (RCV-8..RCV-11)."""
+    if tail.no_record and tail.verdict in (None, FragmentVerdict.INCOMPLETE):
+        # RCV-16: nothing committed to keep; preserve what there is, then remove the file.
+        kept = tail.fragment or None
+        return RecoveryPlan(
+            "removed", fragment=kept,
+            preserve_as=fragment_name(0, kept) if kept is not None else None,
+        )
     # RCV-15: interior faults first.
     if tail.interior_fault is not None:
         return RecoveryPlan("refused", Diagnostic(
@@ -592,6 +603,12 @@ def _execute(file: Path, plan: RecoveryPlan) -> RecoveryResult:
         return RecoveryResult(error=plan.error)
     if plan.action == "none":
         return RecoveryResult("none")
+    if plan.action == "removed":
+        if plan.fragment is not None and plan.preserve_as is not None:
+            _preserve(file.parent, plan.preserve_as, plan.fragment)  # RCV-6 before any change
+        os.unlink(file)
+        _fsutil.fsync_directory(file.parent)
+        return RecoveryResult("removed", plan.preserve_as)
     fd = _fsutil.open_append(file)
     try:
         if plan.action == "newline-added":
@@ -632,6 +649,21 @@ def _count_lines_before(fd: int, offset: int) -> int:
 
 
 _COUNT_CHUNK: Final = 1 << 22
+_BLANK_BYTES: Final = b" \t\r\n"
+
+
+def _only_blank_before(fd: int, offset: int) -> bool:
+    """Whether the bytes before ``offset`` are blank lines only (REC-15): no record starts there.
+    Stops at the first other byte, so a normal session costs one small read."""
+    position = 0
+    while position < offset:
+        chunk = os.pread(fd, min(_BACK_CHUNK, offset - position), position)
+        if not chunk:
+            break
+        if chunk.strip(_BLANK_BYTES):
+            return False
+        position += len(chunk)
+    return True
 
 
 def _inspect(file: Path, fd: int, size: int) -> TailInfo:
@@ -643,7 +675,10 @@ def _inspect(file: Path, fd: int, size: int) -> TailInfo:
     committed lines) are validated whole, and then interior faults win.
     """
     ends_with_lf = size > 0 and os.pread(fd, 1, size - 1) == b"\n"
-    if size > 0 and not ends_with_lf:
+    if ends_with_lf or size == 0:
+        if _only_blank_before(fd, size):  # RCV-16: zero bytes or blank lines only
+            return TailInfo(size, None, 0, 1, os.pread(fd, size, 0), None, no_record=True)
+    else:
         offset, fragment = _read_tail(fd, size)
         if fragment is None:
             line = _count_lines_before(fd, size)  # no LF in the last MiB: every LF is before it
@@ -657,6 +692,10 @@ def _inspect(file: Path, fd: int, size: int) -> TailInfo:
             line = 1 if offset == 0 else (
                 0 if verdict is FragmentVerdict.INCOMPLETE else _count_lines_before(fd, offset)
             )
+            if verdict is FragmentVerdict.INCOMPLETE and _only_blank_before(fd, offset):
+                # RCV-16: a torn first record (after blank lines at most): nothing committed.
+                whole = os.pread(fd, size, 0)
+                return TailInfo(size, None, 0, line, whole, verdict, no_record=True)
             return TailInfo(size, None, offset, line, fragment, verdict)
     return _tail_info(open_session(file).index, fd, size)
 
@@ -668,6 +707,10 @@ def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> Re
     when the lock cannot be had.
     """
     file = resolve_session_file_for_mutation(path)
+    try:
+        refuse_other_version(file)  # RCV-17: before the lock, so nothing is created
+    except ContractError as refused:
+        return RecoveryResult(error=refused.diagnostics[0])
     with session_lock(file.parent, timeout=timeout):
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:

@@ -253,6 +253,8 @@ class SessionIndex:
     labels: Mapping[str, str] = field(default_factory=dict)
     # recordingId -> whether a terminal entry was seen (needed to continue with an append).
     recordings: Mapping[str, bool] = field(default_factory=dict)
+    # Physical lines read, blank ones (REC-15) included: the next record's line is lines + 1.
+    lines: int = 0
 
     @property
     def valid(self) -> bool:
@@ -322,6 +324,7 @@ class IndexBuilder:
         self._archived = False
         self._labels: dict[str, str] = {}
         self._recordings: dict[str, bool] = {}
+        self._lines = 0
 
     @classmethod
     def from_index(cls, index: SessionIndex) -> IndexBuilder:
@@ -343,9 +346,24 @@ class IndexBuilder:
         builder._archived = index.archived
         builder._labels = dict(index.labels)
         builder._recordings = dict(index.recordings)
+        builder._lines = index.lines
         return builder
 
     # --- feeding -------------------------------------------------------------------------------
+
+    @property
+    def lines(self) -> int:
+        """Physical lines fed so far, blank ones included (the next line is ``lines + 1``)."""
+        return self._lines
+
+    def note_line(self, line: int) -> None:
+        """Count a physical line (a blank one, REC-15, is never fed otherwise)."""
+        self._lines = max(self._lines, line)
+
+    @property
+    def first_seen(self) -> bool:
+        """Whether any line other than a blank one (REC-15) was fed."""
+        return self._first_seen
 
     @property
     def has_header(self) -> bool:
@@ -450,7 +468,7 @@ class IndexBuilder:
         self._commit(obj, line=line, offset=offset, length=length)
 
     def build(self, *, empty: bool = False) -> SessionIndex:
-        """The index so far. ``empty`` says the file had zero bytes (SESSION_EMPTY).
+        """The index so far. ``empty`` says the file held no record (SESSION_EMPTY, HDR-1).
 
         The index takes over the columns without a copy (they can be large), so the builder
         commits nothing afterwards; continue a built index with :meth:`from_index`.
@@ -476,6 +494,7 @@ class IndexBuilder:
             archived=self._archived,
             labels=dict(self._labels),
             recordings=dict(self._recordings),
+            lines=self._lines,
         )
 
     # --- rules ---------------------------------------------------------------------------------
@@ -622,6 +641,7 @@ class IndexBuilder:
         # references resolve.
         if self._built:
             raise RuntimeError("IndexBuilder.build() was called; use from_index() to continue")
+        self._lines = max(self._lines, line)
         columns = self._columns
         position = self._count
         if len(columns.ids) != position:

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._lines import split_stream
-from ._records import MAX_RECORD_BYTES, parse_record
+from ._records import MAX_RECORD_BYTES, is_blank, parse_record
 from ._session import EntryMeta, IndexBuilder, SessionIndex
 
 __all__ = [
@@ -90,6 +90,7 @@ def feed_lines(
         first_offset=start_offset,
     )
     for line, offset, length, data, terminated in lines:
+        builder.note_line(line)
         if length > MAX_RECORD_BYTES:
             # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
             found = [
@@ -106,6 +107,10 @@ def feed_lines(
                     detail="the last record has no terminating LF",
                 )
             ]
+        elif is_blank(data):
+            # REC-15 (rev. 2): a blank line is no record; it keeps its physical line number.
+            yield []
+            continue
         else:
             try:
                 obj = parse_record(data, line=line)
@@ -121,10 +126,10 @@ def feed_lines(
 def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) -> SessionIndex:
     """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule."""
     builder = IndexBuilder()
-    seen_bytes = False
     for _ in feed_lines(builder, read, chunk_size=chunk_size):
-        seen_bytes = True
-    return builder.build(empty=not seen_bytes)
+        pass
+    # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
+    return builder.build(empty=not builder.first_seen)
 
 
 class BodyReader:

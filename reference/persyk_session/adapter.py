@@ -18,6 +18,7 @@ import persyk_contract
 
 from . import __version__
 from ._errors import UsageError
+from ._records import dumps_json, loads_json
 from .operations import OPERATIONS, Operation
 
 __all__ = ["PROTOCOL_VERSION", "capabilities", "dispatch", "hello", "serve"]
@@ -78,8 +79,8 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     """Answer requests until ``stop`` (exit 0) or end of input (exit 0: the runner went away)."""
     for line in stdin:
         try:
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            message = loads_json(line)
+        except (orjson.JSONDecodeError, ValueError):
             print("persyk-session adapter: a request line is not JSON", file=sys.stderr)
             return 2
         cmd = message.get("cmd") if isinstance(message, dict) else None
@@ -95,7 +96,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
         else:
             print(f"persyk-session adapter: unknown command {cmd!r}", file=sys.stderr)
             return 2
-        stdout.write(orjson.dumps(reply) + b"\n")
+        stdout.write(dumps_json(reply) + b"\n")
         stdout.flush()
     return 0
 

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
-import orjson
-
 from ._errors import Code, UsageError
+from ._records import dumps_json
 from .operations import (
     op_append,
     op_context,
@@ -48,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print_json(result: dict[str, Any], out: TextIO) -> None:
-    out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n")
+    out.write(dumps_json(result, indent=True).decode("utf-8") + "\n")
 
 
 def _result_status(result: dict[str, Any]) -> int:

@@ -191,7 +191,7 @@ def op_append(
 
 
 def op_remove(args: dict[str, Any]) -> dict[str, Any]:
-    """Append a ``message.removed`` of ``targetId`` onto the selected leaf (APP-18)."""
+    """Append a ``message.removed`` of ``targetId`` onto the caller's explicit leaf (APP-18)."""
     target = string_arg(args, "targetId")
     assert target is not None
     try:
