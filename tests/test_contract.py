@@ -111,3 +111,56 @@ def test_fixture_builder_uses_public_api_only() -> None:
                if name.startswith(("persyk_session", "persyk_conformance", "persyk_contract"))
                and _private(name)]
     assert not private, private
+
+
+SPEC = (ROOT / "docs" / "spec.md").read_text("utf-8")
+CHANGES = (ROOT / "docs" / "changes.md").read_text("utf-8")
+
+
+def test_contract_version_is_the_one_the_spec_names() -> None:
+    assert persyk_contract.contract_version() == persyk_contract.contract_version_from_spec(SPEC)
+    assert f"## {persyk_contract.contract_version()}" in CHANGES
+
+
+def test_rule_markers_become_since_and_revision() -> None:
+    text = (
+        "| A-1 | MUST | read | plain |\n"
+        "| A-2 | MUST | read | **(since 1.1.0)** new |\n"
+        "| A-3 | SHOULD | append | **(rev. 3, 1.2.0)** changed |\n"
+    )
+    assert [rule.to_json() for rule in persyk_contract.rules_from_spec(text)] == [
+        {"id": "A-1", "level": "MUST", "phase": "read", "since": "1.0.0"},
+        {"id": "A-2", "level": "MUST", "phase": "read", "since": "1.1.0"},
+        {"id": "A-3", "level": "SHOULD", "phase": "append", "since": "1.0.0",
+         "revision": 3, "revised": "1.2.0"},
+    ]
+
+
+def test_every_revised_or_added_rule_is_listed_in_the_changes() -> None:
+    # A rule never changes meaning silently: its marker and an entry in docs/changes.md.
+    changed = [
+        rule.id for rule in persyk_contract.rules()
+        if rule.revised is not None or rule.since != "1.0.0"
+    ]
+    assert changed
+    missing = [rule for rule in changed if f"`{rule}`" not in CHANGES]
+    assert not missing, missing
+
+
+def test_every_retired_case_and_code_is_listed_in_the_changes() -> None:
+    retired = (ROOT / "fixtures" / "v1" / "RETIRED.txt").read_text("utf-8")
+    ids = [line.split()[0] for line in retired.splitlines() if line[:2] in ("G-", "R-", "S-")]
+    assert ids
+    assert [case for case in ids if f"`{case}`" not in CHANGES] == []
+    for code in ("RECORD_CARRIAGE_RETURN", "RECORD_EMPTY_LINE"):
+        assert f"`{code}`" in CHANGES
+        assert code not in {entry.code for entry in persyk_contract.error_catalog()}
+
+
+def test_every_case_names_a_contract_version_it_belongs_to() -> None:
+    version = tuple(int(part) for part in persyk_contract.contract_version().split("."))
+    for manifest in (ROOT / "fixtures" / "v1").glob("*/*/case.json"):
+        case = json.loads(manifest.read_text("utf-8"))
+        for key in ("since", "revised"):
+            if key in case:
+                assert tuple(int(p) for p in case[key].split(".")) <= version, manifest

@@ -165,3 +165,23 @@ def test_list_json_names_kind_rules_and_requires(
     assert rows["R-002"]["rules"] == ["REC-7"]
     assert rows["G-002"]["requires"] == ["read"]
     assert rows["H-004"]["requires"] == ["read", "paged-read"]
+
+
+def test_version_prints_the_contract_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from persyk_contract import contract_version
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert f"(contract {contract_version()})" in out
+    assert contract_version() == "1.1.0"
+
+
+def test_json_report_carries_the_contract_version(tree: Path, tmp_path: Path) -> None:
+    from persyk_contract import contract_version
+
+    report = tmp_path / "r.json"
+    cli(tree, "--report", str(report))
+    header = json.loads(report.read_text())["header"]
+    jsonschema.validate(json.loads(report.read_text()), REPORT_SCHEMA)
+    assert header["suite"]["contract"] == contract_version()

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from persyk_contract import contract_version
+
 from ._outcomes import FAILING, CaseResult, Outcome, RunRecord
 
 __all__ = [
@@ -62,7 +64,11 @@ def report_json(record: RunRecord) -> dict[str, Any]:
     return {
         "format": REPORT_FORMAT,
         "header": {
-            "suite": {"name": "persyk-session-conformance", "version": record.suite_version},
+            "suite": {
+                "name": "persyk-session-conformance",
+                "version": record.suite_version,
+                "contract": contract_version(),
+            },
             "protocol": record.protocol,
             "implementation": dict(record.implementation) if record.implementation else None,
             "capabilities": list(record.capabilities),
@@ -97,7 +103,8 @@ def _totals_line(record: RunRecord) -> str:
 
 def render_text(record: RunRecord, *, verbose: bool = False) -> str:
     lines = [
-        f"persyk-conformance {record.suite_version} (protocol {record.protocol}) against "
+        f"persyk-conformance {record.suite_version} (contract {contract_version()}, "
+        f"protocol {record.protocol}) against "
         f"{_impl_name(record)} [{record.mode}]",
         "",
     ]
@@ -143,7 +150,8 @@ def render_markdown(record: RunRecord) -> str:
     lines = [
         f"## {icon} Persyk conformance: {_md_escape(_impl_name(record))} {verdict}",
         "",
-        f"Suite {record.suite_version}, protocol {record.protocol}, {record.mode}; "
+        f"Suite {record.suite_version}, contract {contract_version()}, "
+        f"protocol {record.protocol}, {record.mode}; "
         f"{len(record.results)} cases: {_totals_line(record)}.",
         "",
         "| area | cases | passed | failed | xfail | unsupported/skipped |",

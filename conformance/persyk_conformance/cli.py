@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from persyk_contract import contract_version
+
 from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._cases import CaseError, load_cases
@@ -313,7 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="persyk-conformance",
         description="Conformance suite for the Persyk session format v1 (docs/implementers.md).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version", action="version",
+        version=f"%(prog)s {__version__} (contract {contract_version()})",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run the suite against an implementation")

@@ -36,6 +36,8 @@ __all__ = [
     "Rule",
     "capabilities",
     "catalog_from_spec",
+    "contract_version",
+    "contract_version_from_spec",
     "error_catalog",
     "phase_of_code",
     "read_only_operations",
@@ -51,16 +53,31 @@ _PACKAGE = "persyk_contract"
 _SCHEMAS = "persyk_contract.schemas"
 
 
+# The contract version of a rule that carries no marker: the first published contract.
+FIRST_CONTRACT: str = "1.0.0"
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One numbered rule of docs/spec.md: its stable id, its level and the phase it governs."""
+    """One numbered rule of docs/spec.md: its stable id, its level, the phase it governs, the
+    contract version that introduced it and, once its meaning changed, its revision number and
+    the contract version that made that revision (docs/spec.md, "Versions and compatibility")."""
 
     id: str
     level: str
     phase: str
+    since: str = FIRST_CONTRACT
+    revision: int = 1
+    revised: str | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "level": self.level, "phase": self.phase}
+    def to_json(self) -> dict[str, str | int]:
+        out: dict[str, str | int] = {
+            "id": self.id, "level": self.level, "phase": self.phase, "since": self.since,
+        }
+        if self.revised is not None:
+            out["revision"] = self.revision
+            out["revised"] = self.revised
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +144,13 @@ def _data(name: str) -> dict[str, Any]:
 
 
 @cache
+def contract_version() -> str:
+    """The contract version (semantic versioning) the rules, codes and cases belong to."""
+    version: str = _data("rules.json")["contractVersion"]
+    return version
+
+
+@cache
 def rules() -> tuple[Rule, ...]:
     """Every rule of docs/spec.md, in document order (from the generated ``rules.json``)."""
     return tuple(Rule(**row) for row in _data("rules.json")["rules"])
@@ -159,12 +183,17 @@ def read_only_operations() -> frozenset[str]:
 
 # --- the parsers that generate rules.json and errors.json from docs/spec.md -------------------
 
-# A rule row of docs/spec.md: | ID | level | phase | statement |
+# A rule row of docs/spec.md: | ID | level | phase | statement |, the statement optionally
+# opening with a marker: **(since X.Y.Z)** for a rule added after 1.0.0, **(rev. N, X.Y.Z)** for
+# a rule whose meaning changed.
 _RULE_ROW = re.compile(
     r"^\|\s*(?P<id>[A-Z]+-[0-9]+)\s*\|\s*(?P<level>MUST|SHOULD|MAY|implementation-defined)\s*"
-    r"\|\s*(?P<phase>[a-z-]+)\s*\|",
+    r"\|\s*(?P<phase>[a-z-]+)\s*\|\s*"
+    r"(?:\*\*\((?:since (?P<since>[0-9]+\.[0-9]+\.[0-9]+)"
+    r"|rev\. (?P<revision>[0-9]+), (?P<revised>[0-9]+\.[0-9]+\.[0-9]+))\)\*\*)?",
     re.MULTILINE,
 )
+_CONTRACT_VERSION = re.compile(r"^Contract version: \*\*(?P<v>[0-9]+\.[0-9]+\.[0-9]+)\*\*", re.M)
 # A row of the spec's "Error catalog" table: | `CODE` | phase | meaning |
 _CATALOG_ROW = re.compile(
     r"^\|\s*`(?P<code>[A-Z][A-Z0-9_]+)`\s*\|\s*(?P<phase>[a-z-]+)\s*\|\s*(?P<meaning>.*?)\s*\|\s*$",
@@ -175,7 +204,21 @@ _CATALOG_HEADING = "## Error catalog"
 
 def rules_from_spec(spec_text: str) -> list[Rule]:
     """The rule table of docs/spec.md, in document order."""
-    return [Rule(m["id"], m["level"], m["phase"]) for m in _RULE_ROW.finditer(spec_text)]
+    return [
+        Rule(
+            m["id"], m["level"], m["phase"], since=m["since"] or FIRST_CONTRACT,
+            revision=int(m["revision"] or 1), revised=m["revised"],
+        )
+        for m in _RULE_ROW.finditer(spec_text)
+    ]
+
+
+def contract_version_from_spec(spec_text: str) -> str:
+    """The version in the line ``Contract version: **X.Y.Z**`` of docs/spec.md."""
+    found = _CONTRACT_VERSION.search(spec_text)
+    if found is None:
+        raise ValueError("docs/spec.md names no contract version")
+    return found["v"]
 
 
 def catalog_from_spec(spec_text: str) -> list[CatalogCode]:
