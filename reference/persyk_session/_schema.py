@@ -34,9 +34,8 @@ import referencing
 import referencing.jsonschema
 
 # python-jsonschema ships no type information; its objects are typed Any here.
-from jsonschema import Draft202012Validator, ValidationError  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.protocols import Validator  # type: ignore[import-untyped]
-from jsonschema.validators import extend  # type: ignore[import-untyped]
 
 from ._errors import Code, Diagnostic
 
@@ -78,48 +77,15 @@ def load_schema(name: str) -> dict[str, Any]:
     return copy.deepcopy(_schemas()[name.removesuffix(".json")])
 
 
-# --- the oracle: python-jsonschema with ECMA-262 anchors --------------------------------------
-
-
-def _ecma_anchors(pattern: str) -> str:
-    r"""Give ``$`` its ECMA-262 meaning (end of input) in a Python pattern.
-
-    JSON Schema patterns are ECMA-262 regular expressions, where ``$`` without the multiline flag
-    matches only at the end; Python's ``$`` also matches before a final newline, so ``"a\n"``
-    would pass ``^a$``. jsonschema-rs follows ECMA; the oracle must agree with it.
-    """
-    out: list[str] = []
-    in_class = False
-    escaped = False
-    for char in pattern:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "$":
-            out.append(r"\Z")
-            continue
-        out.append(char)
-    return "".join(out)
+# --- the oracle: python-jsonschema, unpatched ------------------------------------------------
+# The schemas end every pattern with (?![\s\S]) ("no character follows"), not $, because
+# Python's $ also matches before a final newline; so Python, ECMA-262 and Rust engines agree
+# (tests/test_schema_portability.py proves it with Ajv, python-jsonschema and jsonschema-rs).
 
 
 @functools.cache
 def _python_pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(_ecma_anchors(pattern))
-
-
-def _ecma_pattern(
-    validator: Validator, pattern: str, instance: object, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if isinstance(instance, str) and _python_pattern(pattern).search(instance) is None:
-        yield ValidationError("string does not match the pattern")
-
-
-_OracleValidator = extend(Draft202012Validator, validators={"pattern": _ecma_pattern})
+    return re.compile(pattern)
 
 
 # --- compiled validators, built once on first use --------------------------------------------
@@ -142,23 +108,16 @@ def _validators() -> _Validators:
     schemas = _schemas()
     resources = [(schema["$id"], schema) for schema in schemas.values()]
     fast_registry = jsonschema_rs.Registry(resources)
-    # python-jsonschema picks the validator class of a referenced resource from its "$schema"
-    # (which would silently drop the ECMA pattern keyword), so the oracle's copies omit it and
-    # their dialect is fixed here instead.
-    oracle_schemas = {
-        name: {key: value for key, value in schema.items() if key != "$schema"}
-        for name, schema in schemas.items()
-    }
     oracle_registry: referencing.Registry[Any] = referencing.Registry().with_resources(
         (schema["$id"], referencing.jsonschema.DRAFT202012.create_resource(schema))
-        for schema in oracle_schemas.values()
+        for schema in schemas.values()
     )
 
     def fast(schema: dict[str, Any]) -> jsonschema_rs.Validator:
         return jsonschema_rs.validator_for(schema, registry=fast_registry)
 
     def oracle(schema: dict[str, Any]) -> Validator:
-        validator: Validator = _OracleValidator(schema, registry=oracle_registry)
+        validator: Validator = Draft202012Validator(schema, registry=oracle_registry)
         return validator
 
     return _Validators(
@@ -168,8 +127,8 @@ def _validators() -> _Validators:
             entry_type: fast({"$schema": schemas["entry"]["$schema"], "$ref": reference})
             for entry_type, reference in _entry_references().items()
         },
-        header_oracle=oracle(oracle_schemas["header"]),
-        entry_oracle=oracle(oracle_schemas["entry"]),
+        header_oracle=oracle(schemas["header"]),
+        entry_oracle=oracle(schemas["entry"]),
     )
 
 
