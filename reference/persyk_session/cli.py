@@ -253,6 +253,21 @@ def cmd_adapter(args: argparse.Namespace) -> int:
     return serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
+# --- dsh (the second profile, docs/spec-dsh-v0.md) -------------------------------------------
+
+
+def _args_dsh(parser: argparse.ArgumentParser) -> None:
+    from .dsh.cli import add_dsh_arguments
+
+    add_dsh_arguments(parser)
+
+
+def cmd_dsh(args: argparse.Namespace) -> int:
+    from .dsh.cli import cmd_dsh as run_dsh
+
+    return run_dsh(args)
+
+
 # --- registration ------------------------------------------------------------------------------
 
 
@@ -273,6 +288,7 @@ COMMANDS: list[Command] = [
     Command("remove", "append a message.removed entry", _args_remove, cmd_remove),
     Command("recover", "repair an unterminated last line", _args_recover, cmd_recover),
     Command("read", "one page of entries", _args_read, cmd_read),
+    Command("dsh", "dsh JSONL persistence v0: create, append, load, list", _args_dsh, cmd_dsh),
     Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]
 
