@@ -143,3 +143,13 @@ def test_write_harness_is_unsupported_without_its_capabilities(tree: Path) -> No
     assert {r.id: str(r.outcome) for r in record.results} == {
         f"H-10{n}": "unsupported" for n in range(1, 4)
     }
+
+
+@pytest.mark.parametrize("case_id", ["R-245", "R-445", "S-115", "S-116"])
+def test_canary_planted_in_a_fixture_case_is_checked(case_id: str) -> None:
+    # A token persyk-canary-... in a fixture's files or step arguments is a canary like the
+    # harness's own (DIAG-1, DIAG-9, DIAG-10): an adapter that quotes the input fails on it.
+    impl = fake("leak_canary", "--writes")
+    record = execute(RunConfig(impl=impl, only=(case_id,), harness=False))
+    mismatches = record.results[0].mismatches
+    assert any("a diagnostic contains the canary planted in" in m for m in mismatches), mismatches

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +59,36 @@ class Planned:
 
     case: Case
     canaries: Mapping[str, str] = field(default_factory=dict)
+
+
+# A fixture case plants a canary by writing a token ``persyk-canary-...`` into a file of its
+# tree or inputs, or into a step argument; no diagnostic and no stderr line may repeat it
+# (DIAG-1, DIAG-9, DIAG-10), exactly as for the harness's generated canaries.
+_CANARY = re.compile(r"persyk-canary-[A-Za-z0-9-]*[A-Za-z0-9]")
+
+
+def plan_fixture(case: Case) -> Planned:
+    """A fixture case with the canaries found in its files and step arguments."""
+    found: dict[str, str] = {}
+    for index, step in enumerate(case.steps, start=1):
+        for token in _CANARY.findall(json.dumps(step.args, default=str)):
+            found.setdefault(token, f"the arguments of step {index}")
+    for subdir in ("tree", "inputs"):
+        for where, data in _files(case.directory / subdir, subdir):
+            for token in _CANARY.findall(data.decode("utf-8", "replace")):
+                found.setdefault(token, where)
+    return Planned(case, found)
+
+
+def _files(node: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
+    if not node.is_dir():
+        return
+    for child in node.iterdir():
+        where = f"{prefix}/{child.name}"
+        if child.is_dir():
+            yield from _files(child, where)
+        elif child.is_file():
+            yield where, child.read_bytes()
 
 
 @dataclass(frozen=True, slots=True)

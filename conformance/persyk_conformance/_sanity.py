@@ -60,9 +60,6 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "implementation strategy)",
     "DIAG-7": "exit statuses belong to the command line; the adapter protocol carries results, "
     "so the CLI's own tests check them",
-    "MSG-9": "what a writer's caller puts in provenance members is outside the append "
-    "operation, which stores supplied records as given; the realtime harness cases plant "
-    "secrets and check that no diagnostic repeats them",
     "APP-4": "the publishing technique (temporary file, fsync, hard link) is not observable in "
     "a result; APP-2 and APP-3 cases check exclusive creation and the durable header, and the "
     "reference's own tests check the link-based publish",

@@ -36,7 +36,7 @@ from ._outcomes import (
 )
 from ._protocol import PROTOCOL_VERSION
 from ._reports import dumps_report, render_junit, render_markdown, render_text
-from ._runner import Planned, Runner, RunOptions
+from ._runner import Planned, Runner, RunOptions, plan_fixture
 from ._workspace import Sandbox
 
 __all__ = ["REFERENCE_ADAPTER", "RunConfig", "execute", "main", "plan_cases"]
@@ -70,7 +70,7 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> tuple[list[Planned], list
         fixtures = load_cases(config.fixtures) if config.fixtures is not None else load_cases()
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
-    plan = [Planned(case) for case in fixtures]
+    plan = [plan_fixture(case) for case in fixtures]
     if config.harness:
         plan += harness_cases(sandbox.runner / "harness")
     known = [p.case.id for p in plan]

@@ -29,7 +29,7 @@ from ._outcomes import (
     Outcome,
     load_expected_failures,
 )
-from ._runner import Planned, Runner, RunOptions
+from ._runner import Planned, Runner, RunOptions, plan_fixture
 from ._workspace import Sandbox
 
 __all__ = [
@@ -73,7 +73,8 @@ class _Session:
         )
         fixtures = config.getoption("--persyk-fixtures")
         cases = load_cases(Path(fixtures)) if fixtures else load_cases()
-        self.plan = [Planned(c) for c in cases] + harness_cases(self.sandbox.runner / "harness")
+        self.plan = [plan_fixture(c) for c in cases]
+        self.plan += harness_cases(self.sandbox.runner / "harness")
         expected_file = config.getoption("--persyk-expected-failures")
         known = [p.case.id for p in self.plan] + list(WRITE_HARNESS_IDS)
         try:

@@ -1,6 +1,9 @@
 """Quotes the session's bytes in its diagnostics (a DIAG-1 breach); with --stderr, logs them
-(with --noise, after 2 MiB of harmless stderr output, so the leak is not in the first MiB)."""
+(with --noise, after 2 MiB of harmless stderr output, so the leak is not in the first MiB).
+With --writes it also refuses append and recover, quoting the session and the request's
+arguments (DIAG-9, DIAG-10)."""
 
+import json
 import sys
 
 from _fake import only_validate, serve, session_file
@@ -23,4 +26,17 @@ def validate(args):
     return {"valid": False, "errors": [error], "truncated": False}
 
 
+def answer(request):
+    if request["op"] in ("append", "recover"):
+        args = request["args"]
+        text = session_file(args).read_bytes().decode("utf-8", "replace") + json.dumps(args)
+        error = {"code": "RECORD_JSON_SYNTAX", "line": 2, "message": f"refused: {text[-600:]}"}
+        if request["op"] == "recover":
+            return {"result": {"error": error}}
+        return {"result": {"error": error, "committed": [], "alreadyPresent": []}}
+    return only_validate(validate)(request)
+
+
+if "--writes" in sys.argv:
+    sys.exit(serve(answer, capabilities=("read", "append", "recover")))
 sys.exit(serve(only_validate(validate)))
