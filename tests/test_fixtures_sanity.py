@@ -187,3 +187,39 @@ def test_cleared_label_case_fails_an_implementation_that_keeps_the_label() -> No
     kept = _without_exact(expect)
     kept["labels"]["s1"] = "state"  # what ignoring the null label of l6 would report
     assert any(p.startswith("/labels/s1") for p in match(expect, kept))
+
+
+def _with_write_check(check: dict[str, Any], level: str = "MUST") -> dict[str, Any]:
+    case = manifest("S-001", ["HDR-8", "HDR-1"])
+    case.update(kind="scenario", level=level, requires=["read", "append"])
+    case["steps"] = [{"op": "append", "args": {"session": "session", "records": []},
+                      "expect": {}, "files": {"session/session.jsonl": check}}]
+    return case
+
+
+@pytest.mark.parametrize(
+    ("case", "wanted"),
+    [
+        (dict(manifest("G-001", ["HDR-8"]), level="MUST"), None),
+        (_with_write_check({"equals": "tree/session/session.jsonl"}),
+         "compares the written session/session.jsonl byte for byte in a MUST case"),
+        (_with_write_check({"equalsRecords": "tree/session/session.jsonl", "compact": True}),
+         "checks REC-24 (compact) in a MUST case"),
+    ],
+    ids=["fine", "byte-exact-write-in-must", "compact-in-must"],
+)
+def test_level_check_finds_a_must_case_that_checks_a_should(
+    tmp_path: Path, case: dict[str, Any], wanted: str | None
+) -> None:
+    problems = check_fixtures(write_fixture_root(tmp_path, [case]), rules=RULES)
+    level_problems = [p for p in problems if "MUST case" in p or "stronger than" in p]
+    assert level_problems == ([] if wanted is None else [p for p in level_problems if wanted in p])
+    if wanted is not None:
+        assert level_problems
+
+
+def test_level_check_finds_a_must_case_of_should_rules(tmp_path: Path) -> None:
+    rules = [*RULES, Rule("REC-24", "SHOULD", "append")]
+    case = manifest("G-001", ["REC-24"])
+    problems = check_fixtures(write_fixture_root(tmp_path, [case]), rules=rules)
+    assert any("level MUST is stronger than every rule it names" in p for p in problems), problems

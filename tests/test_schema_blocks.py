@@ -66,6 +66,7 @@ VALID_BLOCKS: dict[str, dict[str, Any]] = {
     },
     "asset-name-with-dots": image(**{**PNG, "path": "assets/a..b.wav"}),
     "asset-name-128-chars": image(**{**PNG, "path": "assets/" + "a" * 128}),
+    "asset-name-132-chars": image(**{**PNG, "path": "assets/" + "a" * 132}),
 }
 
 
@@ -199,7 +200,7 @@ TRAVERSALS = {
     "windows-drive": "C:/assets/x.wav",
     "trailing-newline": "assets/x.wav\n",
     "nul": "assets/x\u0000.wav",
-    "129-char-name": "assets/" + "a" * 129,
+    "133-char-name": "assets/" + "a" * 133,  # AST-3 rev. 2: up to 132 (a 128-char Id + .wav)
     "not-a-string": 5,
 }
 

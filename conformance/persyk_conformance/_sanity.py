@@ -109,6 +109,7 @@ def check_fixtures(
     problems.extend(_spec_problems(spec_text, rules, catalog))
     problems.extend(_rule_problems(manifests, rules, set(rule_phases)))
     problems.extend(_code_problems(manifests, catalog, set(code_phases)))
+    problems.extend(_level_problems(manifests, rules))
     problems.extend(_schema_problems())
     problems.extend(_golden_record_problems(base, manifests))
     return problems
@@ -164,8 +165,9 @@ def _manifests(base: Traversable, problems: list[str]) -> list[tuple[str, dict[s
 def _equals_targets(manifest: Mapping[str, Any]) -> Iterator[str]:
     for step in manifest["steps"]:
         for check in step.get("files", {}).values():
-            if "equals" in check:
-                yield check["equals"]
+            for key in ("equals", "equalsRecords"):
+                if key in check:
+                    yield check[key]
 
 
 def _resolve(base: Traversable, rel: str) -> Traversable:
@@ -223,6 +225,38 @@ def _rule_problems(
                             "drop the exemption")
     problems.extend(f"exempt rule {rule_id} is not in docs/spec.md"
                     for rule_id in sorted(set(UNEXERCISABLE_RULES) - set(known)))
+    return problems
+
+
+_STRENGTH: Mapping[str, int] = {"implementation-defined": 0, "MAY": 1, "SHOULD": 2, "MUST": 3}
+# Operations whose written bytes a MUST case may compare only as records: the spelling of a
+# record (key order, whitespace, escapes) is asked for by REC-24 alone, a SHOULD.
+_WRITES: frozenset[str] = frozenset({"create", "append", "remove"})
+
+
+def _level_problems(
+    manifests: list[tuple[str, dict[str, Any]]], rules: Sequence[Rule]
+) -> list[str]:
+    """A case is no stronger than the strongest rule it names, and a MUST case never checks
+    what only a SHOULD asks for: written bytes byte for byte, or their compactness (REC-24)."""
+    levels = {rule.id: rule.level for rule in rules}
+    problems: list[str] = []
+    for where, manifest in manifests:
+        level = manifest["level"]
+        strongest = max((_STRENGTH.get(levels.get(r, ""), -1) for r in manifest["rules"]),
+                        default=-1)
+        if _STRENGTH.get(level, -1) > strongest:
+            problems.append(f"{where}: level {level} is stronger than every rule it names")
+        if level != "MUST":
+            continue
+        for index, step in enumerate(manifest["steps"], start=1):
+            for rel, check in step.get("files", {}).items():
+                if step["op"] in _WRITES and "equals" in check:
+                    problems.append(f"{where}: step {index} compares the written {rel} byte for "
+                                    "byte in a MUST case (use equalsRecords)")
+                if check.get("compact"):
+                    problems.append(f"{where}: step {index} checks REC-24 (compact) in a MUST "
+                                    "case")
     return problems
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ._protocol import PATH_ARGS
+from ._record_lines import record_file_problems
 
 __all__ = [
     "Sandbox",
@@ -195,6 +196,19 @@ def check_files(
                         f"{rel}: expected equal to {check['equals']} ({len(expected)} bytes), "
                         f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
                     )
+        elif "equalsRecords" in check:
+            if not path.is_file():
+                problems.append(f"{rel}: expected records, but the file is absent")
+            else:
+                tree_file = case_directory / "tree"
+                for part in rel.split("/"):
+                    tree_file = tree_file / part
+                problems += record_file_problems(
+                    rel, path.read_bytes(),
+                    (case_directory / check["equalsRecords"]).read_bytes(),
+                    tree_file.read_bytes() if tree_file.is_file() else None,
+                    compact=bool(check.get("compact", False)),
+                )
         else:
             problems.append(f"{rel}: unknown file check {sorted(check)}")
     return problems
