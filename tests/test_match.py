@@ -72,3 +72,15 @@ def test_every_mismatch_is_reported() -> None:
 
 def test_path_prefixes_descriptions() -> None:
     assert match(1, 2, "/steps/0")[0].startswith("/steps/0:")
+
+
+@pytest.mark.parametrize(
+    ("actual", "problems"),
+    [({"role": "toolResult"}, 0), ({"role": "toolResult", "details": None}, 1),
+     ({"role": "toolResult", "details": {}}, 1)],
+    ids=["absent", "present-null", "present-object"],
+)
+def test_absent_operator_matches_only_a_missing_member(
+    actual: dict[str, object], problems: int
+) -> None:
+    assert len(match({"role": "toolResult", "details": {"$absent": True}}, actual)) == problems

@@ -9,7 +9,9 @@ docs/fixtures.md:
 * anything else matches by JSON equality: ``1`` equals ``1.0``, but ``true`` is not ``1`` and
   ``"1"`` is not ``1``.
 
-One operator exists, because a pattern cannot otherwise prove that a key is absent: an object
+Two operators exist, because a pattern cannot otherwise prove that a key is absent. A member
+whose pattern is ``{"$absent": true}`` matches only when the actual object lacks that key (what
+must never be there, e.g. a tool result's details in generic context, CTX-10). An object
 whose only key is ``"$exact"`` matches a value that is JSON-equal to the operand, with no extra
 object member at any depth (lists by length and element, numbers by value, ``true`` not ``1``).
 Cases use it for stored values that must come back unchanged (a message, custom data, a paged
@@ -24,9 +26,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["EXACT", "match"]
+__all__ = ["ABSENT", "EXACT", "match"]
 
 EXACT = "$exact"
+ABSENT = "$absent"
 
 
 def match(expected: Any, actual: Any, path: str = "") -> list[str]:
@@ -51,7 +54,10 @@ def _compare(expected: Any, actual: Any, path: str, *, exact: bool) -> list[str]
             ]
         for key, pattern in expected.items():
             where = f"{path}/{_escape(key)}"
-            if key not in actual:
+            if not exact and pattern == {ABSENT: True}:
+                if key in actual:
+                    problems.append(f"{_at(where)}: must be absent, got {_show(actual[key])}")
+            elif key not in actual:
                 problems.append(f"{_at(where)}: missing; expected {_show(pattern)}")
             else:
                 problems.extend(_compare(pattern, actual[key], where, exact=exact))

@@ -165,7 +165,7 @@ def _manifests(base: Traversable, problems: list[str]) -> list[tuple[str, dict[s
 def _equals_targets(manifest: Mapping[str, Any]) -> Iterator[str]:
     for step in manifest["steps"]:
         for check in step.get("files", {}).values():
-            for key in ("equals", "equalsRecords"):
+            for key in ("equals", "equalsRecords", "containsFile"):
                 if key in check:
                     yield check[key]
 

@@ -196,6 +196,13 @@ def check_files(
                         f"{rel}: expected equal to {check['equals']} ({len(expected)} bytes), "
                         f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
                     )
+        elif "containsFile" in check:
+            # RCV-6: the preserved fragment's name is the implementation's; its bytes are not.
+            wanted = (case_directory / check["containsFile"]).read_bytes()
+            held = [child for child in path.iterdir() if child.is_file()] if path.is_dir() else []
+            if not any(child.read_bytes() == wanted for child in held):
+                problems.append(f"{rel}: expected a file equal to {check['containsFile']} "
+                                f"({len(wanted)} bytes) in it; found {len(held)} other file(s)")
         elif "equalsRecords" in check:
             if not path.is_file():
                 problems.append(f"{rel}: expected records, but the file is absent")
