@@ -73,3 +73,19 @@ def test_records_stream_at_the_batch_limit_is_parsed_as_jsonl() -> None:
     data = b"".join(line(r) for r in chain("m", 3))
     items = items_from_jsonl_stream(io.BytesIO(data).read)
     assert [item.value["id"] for item in items if item.value is not None] == ["m0", "m1", "m2"]
+
+
+def test_remove_without_a_leaf_exits_2_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # APP-18 (rev. 2): no default leaf for a removal, which would be a silent rebase.
+    file = new_session(tmp_path / "s", *chain("m", 2))
+    before = file.read_bytes()
+    status, _, err = _run(capsys, "remove", str(tmp_path / "s"), "--target", "m0", "--id", "r",
+                          "--timestamp", "2026-01-01T00:01:00Z")
+    assert status == 2
+    assert "USAGE" in err
+    assert file.read_bytes() == before
+    status, _, _ = _run(capsys, "remove", str(tmp_path / "s"), "--target", "m0", "--id", "r",
+                        "--timestamp", "2026-01-01T00:01:00Z", "--leaf", "m1")
+    assert status == 0

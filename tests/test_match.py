@@ -84,3 +84,14 @@ def test_absent_operator_matches_only_a_missing_member(
     actual: dict[str, object], problems: int
 ) -> None:
     assert len(match({"role": "toolResult", "details": {"$absent": True}}, actual)) == problems
+
+
+@pytest.mark.parametrize(
+    ("actual", "problems"),
+    [("0192f3a4-7b8c-7def-8123-456789abcdef", 0), ("17", 1), (17, 1),
+     ("0123456789abcdefghijk\n", 1)],
+    ids=["uuid7", "counter", "not-a-string", "trailing-newline"],
+)
+def test_matches_operator_applies_the_pattern_to_a_string(actual: object, problems: int) -> None:
+    pattern = {"$matches": "^[A-Za-z0-9._-]{21,128}(?![\\s\\S])"}
+    assert len(match({"id": pattern}, {"id": actual})) == problems

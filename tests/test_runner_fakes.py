@@ -132,7 +132,7 @@ def test_harness_cases_pass_against_the_reference(tree: Path) -> None:
     # command line runs them.
     record = execute(RunConfig(fixtures=tree, only=("H-*",)))
     assert {r.id: str(r.outcome) for r in record.results} == {
-        **{f"H-00{n}": "pass" for n in range(1, 6)},
+        **{f"H-00{n}": "pass" for n in range(1, 7)},
         **{f"H-10{n}": "pass" for n in range(1, 4)},
     }
 
@@ -153,3 +153,9 @@ def test_canary_planted_in_a_fixture_case_is_checked(case_id: str) -> None:
     record = execute(RunConfig(impl=impl, only=(case_id,), harness=False))
     mismatches = record.results[0].mismatches
     assert any("a diagnostic contains the canary planted in" in m for m in mismatches), mismatches
+
+
+def test_validation_that_opens_an_asset_fails_the_fifo_case(tree: Path) -> None:
+    # AST-8: H-006 references a FIFO; opening it blocks, so the case cannot pass.
+    record = run(tree, fake("open_assets"), "H-006", harness=True)
+    assert record.results[0].outcome is not Outcome.PASS

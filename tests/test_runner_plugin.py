@@ -32,8 +32,9 @@ def test_plugin_runs_every_case_against_the_reference(
         "-q", "-p", "no:cacheprovider", "--persyk-impl", REFERENCE,
         "--persyk-fixtures", str(tree),
     )
-    # The tiny tree, the five canary cases and the three write-harness checks.
-    result.assert_outcomes(passed=4 + 5 + 3)
+    # The tiny tree, the six read harness cases (five canary, one FIFO) and the three
+    # write-harness checks.
+    result.assert_outcomes(passed=4 + 6 + 3)
     result.stdout.fnmatch_lines(["*passed*"])
 
 
@@ -47,7 +48,7 @@ def test_plugin_maps_outcomes_and_expected_failures(
         "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
         "--persyk-timeout", "2", "-k", "G- or R-",
     )
-    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=5 + 3)
+    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=6 + 3)
     result.stdout.fnmatch_lines(["*R-001 (a trailing comma): fail*", "*/valid: expected false*"])
 
 
@@ -78,7 +79,7 @@ def test_write_harness_checks_are_items_and_unsupported_without_capabilities(
         "-p", "no:cacheprovider", "-rs", "--persyk-impl", fake("accept_everything"),
         "--persyk-fixtures", str(tree), "--persyk-timeout", "2", "-k", "H-10",
     )
-    result.assert_outcomes(skipped=3, deselected=9)
+    result.assert_outcomes(skipped=3, deselected=10)
     result.stdout.fnmatch_lines(["*unsupported: the adapter lacks*"])
 
 
@@ -93,4 +94,4 @@ def test_expected_failures_file_of_the_command_line_is_accepted(
         "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
         "--persyk-timeout", "2", "-k", "R-002",
     )
-    result.assert_outcomes(xfailed=1, deselected=8 + 3)
+    result.assert_outcomes(xfailed=1, deselected=9 + 3)

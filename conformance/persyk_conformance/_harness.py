@@ -13,6 +13,7 @@ workspace is unchanged by reads and nothing is written outside it.
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -134,11 +135,15 @@ def _entry_faults(c: _Canaries) -> bytes:
     return head + b"".join(kit.line(f) for f in faults)
 
 
-def _write(root: Path, files: dict[str, bytes]) -> None:
+def _write(root: Path, files: dict[str, bytes], fifos: tuple[str, ...] = ()) -> None:
     for rel, data in files.items():
         path = root / "tree" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    for rel in fifos:  # no fixture can ship a FIFO: made here, in the case's tree
+        path = root / "tree" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +153,7 @@ class _Spec:
     requires: tuple[str, ...]
     files: dict[str, bytes]
     steps: tuple[Step, ...]
+    fifos: tuple[str, ...] = ()
 
 
 _NO_LEAK_RULES = ("DIAG-1", "CTX-19")
@@ -230,12 +236,37 @@ def _h005(c: _Canaries) -> _Spec:
     )
 
 
+def _h006(c: _Canaries) -> _Spec:
+    # AST-8: a FIFO never yields end-of-file and blocks whoever opens it for reading without a
+    # writer, so an implementation that opens a referenced asset while validating hangs here.
+    image = {"type": "image", "asset": {"status": "available", "path": "assets/pipe.png",
+                                        "mimeType": "image/png"}}
+    records = [
+        {"type": "session", "version": 1, "id": "harness", "timestamp": TS},
+        kit.entry("message", "m1", None, message={"role": "user", "timestamp": MS,
+                                                  "content": [image]}),
+    ]
+    return _Spec(
+        "validation never opens an asset: the referenced file is a FIFO",
+        ("AST-8", "CTX-19"),
+        ("read",),
+        {"good/session.jsonl": kit.jsonl(*records)},
+        (
+            _step("validate", {"valid": True, "errors": []}, session="good"),
+            _step("context", {"leaf": "m1"}, session="good"),
+            _step("info", {"defaultLeaf": "m1"}, session="good"),
+        ),
+        fifos=("good/assets/pipe.png",),
+    )
+
+
 _BUILDERS: dict[str, Callable[[_Canaries], _Spec]] = {
     "H-001": _h001,
     "H-002": _h002,
     "H-003": _h003,
     "H-004": _h004,
     "H-005": _h005,
+    "H-006": _h006,
 }
 HARNESS_IDS: tuple[str, ...] = tuple(_BUILDERS)
 
@@ -247,7 +278,7 @@ def harness_cases(root: Path) -> list[Planned]:
         canaries = _Canaries()
         spec = build(canaries)
         directory = root / case_id
-        _write(directory, spec.files)
+        _write(directory, spec.files, spec.fifos)
         case = Case(
             id=case_id,
             kind="harness",

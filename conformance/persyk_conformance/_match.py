@@ -9,7 +9,10 @@ docs/fixtures.md:
 * anything else matches by JSON equality: ``1`` equals ``1.0``, but ``true`` is not ``1`` and
   ``"1"`` is not ``1``.
 
-Two operators exist, because a pattern cannot otherwise prove that a key is absent. A member
+Three operators exist. ``{"$matches": P}`` matches a string in which the regular expression P
+(ECMA-262 and Python alike: anchor with ``^`` and ``(?![\\s\\S])``) finds a match, for values
+the implementation generates (ID-5: a generated id's length). Two more, because a pattern cannot
+otherwise prove that a key is absent. A member
 whose pattern is ``{"$absent": true}`` matches only when the actual object lacks that key (what
 must never be there, e.g. a tool result's details in generic context, CTX-10). An object
 whose only key is ``"$exact"`` matches a value that is JSON-equal to the operand, with no extra
@@ -24,12 +27,14 @@ prefixed with the JSON pointer (RFC 6901) of the place where the two differ.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["ABSENT", "EXACT", "match"]
+__all__ = ["ABSENT", "EXACT", "MATCHES", "match"]
 
 EXACT = "$exact"
 ABSENT = "$absent"
+MATCHES = "$matches"
 
 
 def match(expected: Any, actual: Any, path: str = "") -> list[str]:
@@ -40,6 +45,11 @@ def match(expected: Any, actual: Any, path: str = "") -> list[str]:
 def _compare(expected: Any, actual: Any, path: str, *, exact: bool) -> list[str]:
     """Objects are subsets unless ``exact`` (set by ``$exact``, for everything below it); lists
     match by length and element; other values by JSON equality."""
+    if not exact and isinstance(expected, dict) and len(expected) == 1 and MATCHES in expected:
+        if isinstance(actual, str) and re.search(expected[MATCHES], actual):
+            return []
+        return [f"{_at(path)}: expected a string matching {expected[MATCHES]!r}, "
+                f"got {_show(actual)}"]
     if not exact and isinstance(expected, dict) and len(expected) == 1 and EXACT in expected:
         return _compare(expected[EXACT], actual, path, exact=True)
     if isinstance(expected, dict):

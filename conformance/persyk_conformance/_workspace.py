@@ -127,6 +127,8 @@ def copy_traversable(source: Traversable, target: Path) -> None:
     for child in source.iterdir():
         if child.is_dir():
             copy_traversable(child, target / child.name)
+        elif isinstance(child, Path) and stat.S_ISFIFO(child.lstat().st_mode):
+            os.mkfifo(target / child.name)  # a harness FIFO (AST-8): recreated, never opened
         else:
             (target / child.name).write_bytes(child.read_bytes())
 
