@@ -174,7 +174,7 @@ def test_version_prints_the_contract_version(capsys: pytest.CaptureFixture[str])
         main(["--version"])
     out = capsys.readouterr().out
     assert f"(contract {contract_version()})" in out
-    assert contract_version() == "1.1.0"
+    assert contract_version() == "1.2.0"
 
 
 def test_json_report_carries_the_contract_version(tree: Path, tmp_path: Path) -> None:
