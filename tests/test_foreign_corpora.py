@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _corpora import CORPORA
 from persyk_session import Code
 from persyk_session.cli import main
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 FOLDERS = ("pi-sessions", "agent-transcripts")
 # Strings at least this long are specific enough that finding one in our output means it was echoed.
 NEEDLE_MIN = 13

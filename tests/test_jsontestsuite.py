@@ -24,15 +24,15 @@ Expected outcomes:
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _corpora import CORPORA
 from persyk_session._errors import Code, ContractError, Diagnostic
 from persyk_session._lines import split_lines
 from persyk_session._records import _parse_record_reference, parse_record
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "jsontestsuite"
+CORPUS = CORPORA / "jsontestsuite"
 CASES_DIR = CORPUS / "test_parsing"
 # JSONTestSuite at commit 1ef36fa (see the corpus's SOURCE.md): 95 y_, 188 n_, 35 i_.
 EXPECTED_COUNTS = {"y": 95, "n": 188, "i": 35}
