@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_session._recovery import _read_tail, classify_fragment, recover
+from persyk_session._recovery import _read_tail, recover
+from persyk_session._recovery_plan import classify_fragment
 from persyk_session._store import open_session
 
 from benchmarks._sessions import size_from_env, text_session

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from _writes import custom, header_line, line, new_session, user, write_session
 from persyk_session import Code
-from persyk_session._recovery import (
+from persyk_session._recovery import recover
+from persyk_session._recovery_plan import (
     FragmentVerdict,
     Shape,
     classify_fragment,
-    recover,
     scan_prefix,
 )
 from persyk_session.operations import OPERATIONS
