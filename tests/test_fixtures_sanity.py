@@ -26,7 +26,7 @@ SPEC = ROOT / "docs" / "spec.md"
 BUILDER = ROOT / "fixtures" / "build.py"
 GENERATED = ROOT / "fixtures" / "v1"
 CONTRACT = ROOT / "contract" / "persyk_contract"
-GENERATED_CONTRACT = ("rules.json", "errors.json")
+GENERATED_CONTRACT = ("rules.json", "errors.json", "rule-texts.json")
 
 
 def spec_text() -> str | None:

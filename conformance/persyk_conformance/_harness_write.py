@@ -36,8 +36,10 @@ from ._outcomes import CaseResult, Outcome
 from ._protocol import Result
 
 __all__ = [
+    "WRITE_HARNESS_CHECKS",
     "WRITE_HARNESS_IDS",
     "HarnessResult",
+    "WriteCheck",
     "known_capabilities",
     "run_write_harness",
     "write_harness_results",
@@ -283,6 +285,22 @@ _CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
 WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)
 
 
+@dataclass(frozen=True, slots=True)
+class WriteCheck:
+    """What ``list``, the filters and the reports know of a write-harness check before it runs."""
+
+    id: str
+    title: str
+    rules: tuple[str, ...]
+    requires: tuple[str, ...]
+    level: str = "MUST"
+
+
+WRITE_HARNESS_CHECKS: tuple[WriteCheck, ...] = tuple(
+    WriteCheck(check_id, title, rules, needs) for check_id, title, rules, needs, _ in _CHECKS
+)
+
+
 def run_write_harness(
     client_factory: Callable[[], Adapter],
     workdir: Path,
@@ -356,7 +374,8 @@ def write_harness_results(
             title=verdict.title,
             kind="harness",
             rules=verdict.rules,
-            requires=(),
+            requires=next(c.requires for c in WRITE_HARNESS_CHECKS if c.id == verdict.id),
+            level="MUST",
             outcome=outcome,
             duration_ms=(time.perf_counter() - began) * 1000,
             reason=reason,

@@ -70,6 +70,11 @@ class CaseResult:
     mismatches: tuple[str, ...] = ()
     stderr: str = ""
     expected_failure: str | None = None
+    # What an implementer needs to act on a failure: the case's level, its folder as installed
+    # (None for a case generated per run), and what the deciding step expected, in brief.
+    level: str | None = None
+    folder: str | None = None
+    expected: tuple[str, ...] = ()
 
     def with_expectation(self, reason: str | None) -> CaseResult:
         """Apply an expected-failure entry (None: the case is not listed)."""
@@ -96,7 +101,9 @@ class CaseResult:
             details["stderr"] = self.stderr
         if self.expected_failure is not None:
             details["expected_failure"] = self.expected_failure
-        return {
+        if self.expected:
+            details["expected"] = list(self.expected)
+        out: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
             "kind": self.kind,
@@ -106,6 +113,10 @@ class CaseResult:
             "duration_ms": round(self.duration_ms, 3),
             "details": details,
         }
+        if self.level is not None:
+            out["level"] = self.level
+        out["folder"] = self.folder
+        return out
 
     def describe(self) -> str:
         """One paragraph for humans: why this case did not simply pass."""
@@ -117,6 +128,9 @@ class CaseResult:
         text = ": ".join(parts)
         if self.mismatches:
             text += "\n" + "\n".join(f"  - {m}" for m in self.mismatches)
+        if self.expected:
+            where = f" by step {self.step} ({self.op})" if self.step is not None else ""
+            text += f"\n  expected{where}:\n" + "\n".join(f"    {e}" for e in self.expected)
         if self.expected_failure:
             text += f"\n  expected failure: {self.expected_failure}"
         return text

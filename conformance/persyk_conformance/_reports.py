@@ -14,6 +14,7 @@ from typing import Any
 
 from persyk_contract import contract_version
 
+from ._explain import rule_details, rule_line
 from ._outcomes import FAILING, CaseResult, Outcome, RunRecord
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "AreaRow",
     "area_summary",
     "dumps_report",
+    "failure_lines",
     "render_junit",
     "render_markdown",
     "render_text",
@@ -29,6 +31,10 @@ __all__ = [
 
 REPORT_FORMAT = 1  # the version of report.schema.json's shape
 NOTHING_TESTED = "nothing tested: every case was unsupported or skipped"
+AREAS_NOTE = (
+    "A case counts once in each area its rules touch, so the area rows add up to more than "
+    "the number of cases."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +83,7 @@ def report_json(record: RunRecord) -> dict[str, Any]:
             "platform": dict(record.platform),
             "started_at": record.started_at,
         },
-        "cases": [r.to_json() for r in record.results],
+        "cases": [{**r.to_json(), "rule_details": rule_details(r.rules)} for r in record.results],
         "footer": {
             "totals": record.totals(),
             "passed": record.passed,
@@ -101,25 +107,75 @@ def _totals_line(record: RunRecord) -> str:
     return ", ".join(parts) or "no cases"
 
 
-def render_text(record: RunRecord, *, verbose: bool = False) -> str:
+def failure_lines(result: CaseResult) -> list[str]:
+    """Everything an implementer needs to act on a case that did not pass: its rules with
+    their level and spec section, its folder, the deciding step, every mismatch, and what the
+    step expected (the same lines in every format)."""
+    lines = [f"rules: {rule_line(result.rules)}" if result.rules else "rules: (none)"]
+    if result.folder is not None:
+        lines.append(f"case folder: {result.folder}")
+    if result.kind != "harness":
+        lines.append(f"look at it: persyk-conformance show {result.id}")
+    described = result.describe()
+    if described:
+        lines.extend(described.splitlines())
+    return lines
+
+
+def unsupported_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
+    """The unsupported cases grouped by why: the capability they need and the adapter did not
+    declare, or the operation it answered ``unsupported`` to."""
+    declared = set(record.capabilities)
+    groups: dict[str, list[str]] = {}
+    for result in record.results:
+        if result.outcome is not Outcome.UNSUPPORTED:
+            continue
+        missing = sorted(set(result.requires) - declared)
+        if missing:
+            key = f"capability {', '.join(missing)} not declared"
+        elif result.op is not None:
+            key = f"the adapter answered unsupported to {result.op}"
+        else:
+            key = result.reason or "unsupported"
+        groups.setdefault(key, []).append(result.id)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _id_list(ids: list[str], limit: int = 6) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False) -> str:
+    """The run for a terminal. ``quiet``: the summary only. ``verbose``: every case, passes
+    and unsupported ones included; otherwise unsupported cases are counted by reason."""
     lines = [
         f"persyk-conformance {record.suite_version} (contract {contract_version()}, "
         f"protocol {record.protocol}) against "
         f"{_impl_name(record)} [{record.mode}]",
         "",
     ]
-    for result in record.results:
+    for result in [] if quiet else record.results:
         if result.outcome is Outcome.PASS and not verbose:
             continue
+        if result.outcome is Outcome.UNSUPPORTED and not verbose:
+            continue
         lines.append(f"{str(result.outcome).upper():<11} {result.id}  {result.title}")
-        if result.outcome is not Outcome.PASS:
-            described = result.describe()
-            if described:
-                lines.extend("    " + part for part in described.splitlines())
-            if result.stderr and result.outcome in FAILING:
+        if result.outcome is Outcome.PASS:
+            continue
+        if result.outcome in FAILING:
+            lines.extend("    " + part for part in failure_lines(result))
+            if result.stderr:
                 tail = result.stderr.strip().splitlines()[-5:]
                 lines.append("    adapter stderr (tail):")
                 lines.extend("      " + part for part in tail)
+        else:
+            lines.extend("    " + part for part in result.describe().splitlines())
+    unsupported = unsupported_summary(record)
+    if unsupported and not verbose:
+        total = sum(len(ids) for _, ids in unsupported)
+        lines.append(f"UNSUPPORTED {total} case(s), by reason (-v lists each):")
+        lines.extend(f"    {len(ids):>4}  {why}: {_id_list(ids)}" for why, ids in unsupported)
     lines.append("")
     lines.append(f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}")
     for row in area_summary(record.results):
@@ -127,6 +183,7 @@ def render_text(record: RunRecord, *, verbose: bool = False) -> str:
             f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
             f"{row.expected:>6} {row.unsupported:>7}"
         )
+    lines.append(AREAS_NOTE)
     lines.append("")
     verdict = "PASSED" if record.passed else "FAILED"
     if not record.tested:
@@ -139,7 +196,8 @@ def render_text(record: RunRecord, *, verbose: bool = False) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
+            .replace("\n", " "))
 
 
 def render_markdown(record: RunRecord) -> str:
@@ -162,15 +220,21 @@ def render_markdown(record: RunRecord) -> str:
             f"| {row.area} | {row.cases} | {row.passed} | {row.failed} | {row.expected} "
             f"| {row.unsupported} |"
         )
+    lines.append("")
+    lines.append(AREAS_NOTE)
+    unsupported = unsupported_summary(record)
+    if unsupported:
+        lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
+        lines += [
+            f"| {len(ids)} | {_md_escape(why)} | {_id_list(ids)} |" for why, ids in unsupported
+        ]
     problems = [r for r in record.results if r.outcome in FAILING]
     if problems:
         lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
         for r in problems:
-            # The first line says where; the first mismatch usually says what.
-            why = " ".join(r.describe().splitlines()[:2])
-            lines.append(
-                f"| `{r.id}` | {r.outcome} | {_md_escape(r.title)} | {_md_escape(why)[:300]} |"
-            )
+            # Every line: rules, folder, the step, each mismatch, what the step expected.
+            why = "<br>".join(_md_escape(line) for line in failure_lines(r))
+            lines.append(f"| `{r.id}` | {r.outcome} | {_md_escape(r.title)} | {why} |")
     return "\n".join(lines) + "\n"
 
 
@@ -197,8 +261,20 @@ def render_junit(record: RunRecord) -> str:
             name=f"{r.id} {r.title}",
             time=f"{r.duration_ms / 1000:.3f}",
         )
-        text = r.describe()
-        message = _xml_safe((text.splitlines()[0] if text else str(r.outcome))[:500])
+        case_properties = ET.SubElement(case, "properties")
+        for rule in rule_details(r.rules):
+            ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
+            ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
+                          value=rule["level"])
+            ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
+                          value=rule["section"])
+        if r.level is not None:
+            ET.SubElement(case_properties, "property", name="level", value=r.level)
+        if r.folder is not None:
+            ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
+        text = "\n".join(failure_lines(r)) if r.outcome in FAILING else r.describe()
+        first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
+        message = _xml_safe(first[:500])
         if r.outcome in (Outcome.FAIL, Outcome.XPASS):
             element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
             element.text = _xml_safe(text)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
 from ._cases import Case
+from ._explain import case_folder, expectation_lines
 from ._match import match
 from ._outcomes import CaseResult, Outcome
 from ._protocol import (
@@ -178,6 +179,9 @@ class Runner:
             op=verdict.op,
             mismatches=tuple(verdict.mismatches),
             stderr=stderr,
+            level=case.level,
+            folder=case_folder(case),
+            expected=_expected(case, verdict),
         )
 
     def _ensure_started(self, verdict: _Verdict) -> bool:
@@ -374,6 +378,15 @@ def _materialize(case: Case, workspace: Path) -> None:
         if target.exists():
             raise ValueError(f"case {case.id}: tree/inputs would hide the case's inputs/")
         copy_traversable(inputs, target)
+
+
+def _expected(case: Case, verdict: _Verdict) -> tuple[str, ...]:
+    """What the step that decided a non-passing outcome expected (nothing for a pass)."""
+    if verdict.outcome in (Outcome.PASS, Outcome.UNSUPPORTED, Outcome.SKIP):
+        return ()
+    if verdict.step is None or not 1 <= verdict.step <= len(case.steps):
+        return ()
+    return expectation_lines(case.steps[verdict.step - 1].expect)
 
 
 def _leaks(canaries: Mapping[str, str], text: str) -> list[str]:

@@ -7,7 +7,6 @@ Exit status of ``run``: 0 when no case is fail, error, crash, timeout or xpass; 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import platform
@@ -26,8 +25,14 @@ from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._cases import CaseError, load_cases
 from ._harness import harness_cases
-from ._harness_write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
+from ._harness_write import (
+    WRITE_HARNESS_CHECKS,
+    WriteCheck,
+    known_capabilities,
+    write_harness_results,
+)
 from ._outcomes import (
+    FAILING,
     CaseResult,
     ExpectedFailuresError,
     Outcome,
@@ -37,6 +42,7 @@ from ._outcomes import (
 from ._protocol import PROTOCOL_VERSION
 from ._reports import dumps_report, render_junit, render_markdown, render_text
 from ._runner import Planned, Runner, RunOptions, plan_fixture
+from ._select import Selectable, SelectionError, select, split_selectors
 from ._workspace import Sandbox
 
 __all__ = ["REFERENCE_ADAPTER", "RunConfig", "execute", "main", "plan_cases"]
@@ -57,6 +63,7 @@ class RunConfig:
     impl: str | None = None
     in_process: bool = False
     only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
     timeout: float = 10.0
     strict: bool = False
     expected_failures: Path | None = None
@@ -64,36 +71,47 @@ class RunConfig:
     harness: bool = True
 
 
-def plan_cases(sandbox: Sandbox, config: RunConfig) -> tuple[list[Planned], list[str]]:
-    """The cases to run (after --only) and every known case id (for expected failures)."""
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The selected cases, the selected write-harness checks, and every known case id (for the
+    expected-failures file)."""
+
+    cases: list[Planned]
+    write_checks: list[WriteCheck]
+    known: list[str]
+
+    @property
+    def total(self) -> int:
+        return len(self.cases) + len(self.write_checks)
+
+
+def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
+    """The cases and write checks to run, after --only and --skip. Raises UsageProblem."""
     try:
         fixtures = load_cases(config.fixtures) if config.fixtures is not None else load_cases()
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
     plan = [plan_fixture(case) for case in fixtures]
+    checks = list(WRITE_HARNESS_CHECKS) if config.harness else []
     if config.harness:
         plan += harness_cases(sandbox.runner / "harness")
-    known = [p.case.id for p in plan]
-    if config.harness:
-        known += list(WRITE_HARNESS_IDS)
-    if config.only:
-        plan = [p for p in plan if any(fnmatch.fnmatchcase(p.case.id, pat) for pat in config.only)]
-        if not plan and not _write_checks(config):
-            raise UsageProblem(f"--only {' '.join(config.only)} selects no case")
-    return plan, known
-
-
-def _write_checks(config: RunConfig) -> list[str]:
-    """The write-harness checks (H-101..) this run includes, after --only."""
-    if not config.harness:
-        return []
-    if not config.only:
-        return list(WRITE_HARNESS_IDS)
-    return [
-        check
-        for check in WRITE_HARNESS_IDS
-        if any(fnmatch.fnmatchcase(check, pattern) for pattern in config.only)
-    ]
+    known = [p.case.id for p in plan] + [check.id for check in checks]
+    items = [
+        Selectable(p.case.id, p.case.kind, p.case.rules, p.case.level, p.case.requires,
+                   p.case.directory.name if p.case.kind != "harness" else "")
+        for p in plan
+    ] + [Selectable(c.id, "harness", c.rules, c.level, c.requires) for c in checks]
+    only, skip = split_selectors(config.only), split_selectors(config.skip)
+    try:
+        chosen = {item.id for item in select(items, only, skip)}
+    except SelectionError as exc:
+        raise UsageProblem(str(exc)) from None
+    selected = Plan(
+        [p for p in plan if p.case.id in chosen], [c for c in checks if c.id in chosen], known
+    )
+    if not selected.total:
+        raise UsageProblem("the selection (--only/--skip) leaves no case to run")
+    return selected
 
 
 def _adapter(
@@ -121,25 +139,27 @@ def execute(
     """Run the selected cases and return the record. Raises UsageProblem."""
     sandbox = Sandbox.create()
     try:
-        plan, known = plan_cases(sandbox, config)
+        plan = plan_cases(sandbox, config)
         expected: dict[str, str] = {}
         if config.expected_failures is not None:
             try:
-                expected = load_expected_failures(config.expected_failures, known)
+                expected = load_expected_failures(config.expected_failures, plan.known)
             except ExpectedFailuresError as exc:
                 raise UsageProblem(str(exc)) from None
         adapter, command, mode = _adapter(config, sandbox)
         runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout))
+        progress = _progress(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
         try:
-            results = runner.run(plan, expected, _progress(progress_stream))
+            results = runner.run(plan.cases, expected, progress)
         finally:
             runner.close()
-            if progress_stream is not None:
-                progress_stream.write("\r\x1b[K")
-                progress_stream.flush()
-        results += _run_write_harness(config, sandbox, adapter, expected)
+        try:
+            results += _run_write_harness(config, sandbox, adapter, expected, plan, progress)
+        finally:
+            if progress is not None:
+                progress.clear()
         try:
             hello = adapter.hello
             implementation: dict[str, str] | None = hello.implementation.to_json()
@@ -164,11 +184,16 @@ def execute(
 
 
 def _run_write_harness(
-    config: RunConfig, sandbox: Sandbox, adapter: Adapter, expected: dict[str, str]
+    config: RunConfig,
+    sandbox: Sandbox,
+    adapter: Adapter,
+    expected: dict[str, str],
+    plan: Plan,
+    progress: _ProgressLine | None,
 ) -> list[CaseResult]:
-    """Torn tails at every byte, concurrent writers, cursor walks: each needs its own adapters."""
-    checks = _write_checks(config)
-    if not checks:
+    """Torn tails at every byte, concurrent writers, cursor walks: each needs its own adapters.
+    One check at a time, so that the progress line names the check that is running."""
+    if not plan.write_checks:
         return []
     made = 0
 
@@ -177,35 +202,51 @@ def _run_write_harness(
         made += 1
         return _adapter(config, sandbox, f"write-harness-{made}.stderr")[0]
 
-    return write_harness_results(
-        fresh_adapter,
-        sandbox.runner / "write-harness",
-        checks,
-        expected,
-        known_capabilities(adapter, fresh_adapter, config.timeout),
-    )
+    capabilities = known_capabilities(adapter, fresh_adapter, config.timeout)
+    results: list[CaseResult] = []
+    for number, check in enumerate(plan.write_checks, start=len(plan.cases) + 1):
+        if progress is not None:
+            progress.running(number, check.id, check.title)
+        (result,) = write_harness_results(
+            fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities
+        )
+        results.append(result)
+        if progress is not None:
+            progress(number, plan.total, result)
+    return results
 
 
-def _progress(stream: TextIO | None) -> _ProgressLine | None:
-    return None if stream is None else _ProgressLine(stream)
+def _progress(stream: TextIO | None, total: int) -> _ProgressLine | None:
+    return None if stream is None else _ProgressLine(stream, total)
 
 
 class _ProgressLine:
-    """One line on a terminal, rewritten in place ('\\r'); never used when not a TTY."""
+    """One line on a terminal, rewritten in place ('\\r'); never used when not a TTY. Its
+    denominator counts every case of the run, the write-harness checks included."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, total: int) -> None:
         self._stream = stream
+        self._total = total
         self._failed = 0
 
-    def __call__(self, index: int, total: int, result: CaseResult) -> None:
-        if result.outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT,
-                              Outcome.XPASS):
+    def __call__(self, index: int, _total: int, result: CaseResult) -> None:
+        if result.outcome in FAILING:
             self._failed += 1
-        width = len(str(total))
+        self._write(index, f"{result.id} {result.outcome}")
+
+    def running(self, index: int, case_id: str, title: str) -> None:
+        """Before a long check: say which one runs, so the line never sits silent."""
+        self._write(index, f"{case_id} running: {title[:60]}")
+
+    def _write(self, index: int, what: str) -> None:
+        width = len(str(self._total))
         self._stream.write(
-            f"\r\x1b[K[{index:>{width}}/{total}] {result.id} {result.outcome}"
-            f"  ({self._failed} failing)"
+            f"\r\x1b[K[{index:>{width}}/{self._total}] {what}  ({self._failed} failing)"
         )
+        self._stream.flush()
+
+    def clear(self) -> None:
+        self._stream.write("\r\x1b[K")
         self._stream.flush()
 
 
@@ -230,13 +271,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         impl=args.impl,
         in_process=args.in_process,
         only=tuple(args.only or ()),
+        skip=tuple(args.skip or ()),
         timeout=args.timeout,
         strict=args.strict,
         expected_failures=args.expected_failures,
         fixtures=args.fixtures,
         harness=not args.no_harness,
     )
-    progress = sys.stderr if sys.stderr.isatty() else None
+    progress = sys.stderr if sys.stderr.isatty() and not args.quiet else None
     record = execute(config, progress)
     if args.report is not None:
         args.report.write_text(dumps_report(record), "utf-8")
@@ -247,15 +289,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(record))
     else:
-        sys.stdout.write(render_text(record, verbose=args.verbose))
+        sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
     return EXIT_OK if record.passed else EXIT_FAILED
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     sandbox = Sandbox.create()
     try:
-        plan, _known = plan_cases(
-            sandbox, RunConfig(only=tuple(args.only or ()), fixtures=args.fixtures)
+        plan = plan_cases(
+            sandbox,
+            RunConfig(only=tuple(args.only or ()), skip=tuple(args.skip or ()),
+                      fixtures=args.fixtures),
         )
     finally:
         sandbox.remove()
@@ -268,17 +312,69 @@ def cmd_list(args: argparse.Namespace) -> int:
             "rules": list(p.case.rules),
             "requires": list(p.case.requires),
         }
-        for p in plan
+        for p in plan.cases
+    ] + [
+        {
+            "id": check.id,
+            "kind": "harness",
+            "title": check.title,
+            "level": check.level,
+            "rules": list(check.rules),
+            "requires": list(check.requires),
+        }
+        for check in plan.write_checks
     ]
     if args.json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     else:
         for row in rows:
             sys.stdout.write(
-                f"{row['id']:<7} {row['kind']:<9} {','.join(row['rules']):<24} "
+                f"{row['id']:<7} {row['kind']:<9} {row['level']:<6} {','.join(row['rules']):<24} "
                 f"[{','.join(row['requires'])}] {row['title']}\n"
             )
     return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print one case: manifest, input bytes, expected results, rule texts."""
+    from ._show import render_case, render_write_check
+
+    wanted = args.case.strip().upper()
+    for check in WRITE_HARNESS_CHECKS:
+        if check.id == wanted:
+            sys.stdout.write(render_write_check(check, _write_check_description(check.id)))
+            return EXIT_OK
+    sandbox = Sandbox.create()
+    try:
+        try:
+            fixtures = load_cases(args.fixtures) if args.fixtures is not None else load_cases()
+        except CaseError as exc:
+            raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
+        cases = [p.case for p in harness_cases(sandbox.runner / "harness")] + fixtures
+        for case in cases:
+            if case.id == wanted:
+                note = (
+                    "(none: generated afresh for every run, with new random canaries; "
+                    "these bytes are one such generation)"
+                )
+                sys.stdout.write(render_case(case, note))
+                return EXIT_OK
+    finally:
+        sandbox.remove()
+    raise UsageProblem(f"no case {args.case}; `persyk-conformance list` names every case")
+
+
+def _write_check_description(check_id: str) -> str:
+    """The paragraph of the write harness's documentation that describes one check."""
+    from . import _harness_write
+
+    doc = _harness_write.__doc__ or ""
+    start = doc.find(f"* ``{check_id}``")
+    if start < 0:
+        return "(not described)"
+    end = doc.find("\n* ``", start + 1)
+    paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
+    return " ".join(paragraph.replace("``", "").lstrip("* ").split())
 
 
 def cmd_check_fixtures(args: argparse.Namespace) -> int:
@@ -310,6 +406,23 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+SELECTOR_HELP = """\
+selectors (--only, --skip; case-insensitive; repeatable; commas separate several):
+  R-047, H-101        a case id            R-0*, *surrogate*   a glob over ids and folders
+  REC-5               a rule's cases       REC                 an area's cases
+  MUST, SHOULD, MAY   a level's cases      read, append, ...   the cases needing a capability
+  golden, rejection, scenario, harness     a kind's cases
+--only keeps what any of its selectors names; --skip then drops what any of its selectors names.
+"""
+
+
+def _selector_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", action="append", metavar="SELECTOR",
+                        help="only the cases this names (repeatable; see below)")
+    parser.add_argument("--skip", action="append", metavar="SELECTOR",
+                        help="leave out the cases this names (repeatable; see below)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="persyk-conformance",
@@ -321,7 +434,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="run the suite against an implementation")
+    run = sub.add_parser(
+        "run", help="run the suite against an implementation",
+        description="Run the conformance cases against an implementation's adapter (the "
+                    "built-in reference by default) and report each case's outcome. Exit 0: "
+                    "nothing failed and something was tested; 1: a case failed or nothing was "
+                    "tested; 2: a usage problem.",
+        epilog=SELECTOR_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("--impl", metavar="CMD",
                      help="the adapter command line (shell-quoted); default: the built-in "
                           "reference through its subprocess adapter")
@@ -333,8 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     run.add_argument("--expected-failures", type=Path, metavar="FILE",
                      help="known failures, each with a reason (docs/implementers.md)")
-    run.add_argument("--only", action="append", metavar="PATTERN",
-                     help="run only cases whose id matches this glob (repeatable), e.g. 'R-0*'")
+    _selector_options(run)
     run.add_argument("--timeout", type=_positive_seconds, default=10.0, metavar="SECONDS",
                      help="deadline of each step (default: 10)")
     run.add_argument("--strict", action="store_true",
@@ -343,17 +462,39 @@ def build_parser() -> argparse.ArgumentParser:
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
-    run.add_argument("-v", "--verbose", action="store_true", help="text format: list passes too")
+    loudness = run.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="text format: list passes and each unsupported case too")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="text format: the summary only (no per-case lines, no progress)")
     run.set_defaults(run=cmd_run)
 
-    list_ = sub.add_parser("list", help="list the cases")
+    list_ = sub.add_parser(
+        "list", help="list the cases",
+        description="List the cases a run would take (the H- harness checks included): id, "
+                    "kind, level, rules, required capabilities, title.",
+        epilog=SELECTOR_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     list_.add_argument("--json", action="store_true", help="print JSON")
-    list_.add_argument("--only", action="append", metavar="PATTERN", help="id glob (repeatable)")
+    _selector_options(list_)
     list_.add_argument("--fixtures", type=Path, metavar="DIR", help="cases under DIR")
     list_.set_defaults(run=cmd_list)
 
+    show = sub.add_parser(
+        "show", help="print one case: manifest, input bytes, expectations, rule texts",
+        description="Print one case as an implementer needs it: its manifest, every input "
+                    "file's bytes (escaped where not printable), what each step expects, and "
+                    "the text of each rule it checks (from docs/spec.md).",
+    )
+    show.add_argument("case", metavar="CASE", help="a case id, e.g. R-047 (any case)")
+    show.add_argument("--fixtures", type=Path, metavar="DIR", help="cases under DIR")
+    show.set_defaults(run=cmd_show)
+
     check = sub.add_parser(
-        "check-fixtures", help="sanity-check the fixtures and run them against the reference"
+        "check-fixtures", help="sanity-check the fixtures and run them against the reference",
+        description="For maintainers: check that every case is well formed and every rule and "
+                    "code is covered, then run every case against the built-in reference in "
+                    "process; exit 1 on any problem.",
     )
     check.add_argument("--fixtures", type=Path, metavar="DIR", help="cases under DIR")
     check.add_argument("--spec", type=Path, metavar="FILE",
