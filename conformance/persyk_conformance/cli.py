@@ -24,6 +24,7 @@ from persyk_contract import contract_version
 from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._cases import CaseError, load_cases
+from ._contract_cli import register as register_contract_commands
 from ._harness import harness_cases
 from ._harness_write import (
     WRITE_HARNESS_CHECKS,
@@ -500,6 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--spec", type=Path, metavar="FILE",
                        help="docs/spec.md, to prove the shipped rule table is current")
     check.set_defaults(run=cmd_check_fixtures)
+    register_contract_commands(sub)  # diff, release (docs/maintainers.md)
     return parser
 
 
