@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from persyk_contract import CatalogCode, Rule
 
-__all__ = ["check_fixtures"]
+__all__ = ["check_fixtures", "check_profile_fixtures"]
 
 __version__ = "0.1.0"
 
@@ -35,4 +35,16 @@ def check_fixtures(
         catalog=catalog,
         rule_phases=_sanity.RULE_PHASES if rule_phases is None else rule_phases,
         code_phases=_sanity.CODE_PHASES if code_phases is None else code_phases,
+    )
+
+
+def check_profile_fixtures(
+    profile: str, root: Traversable | None = None, *, spec_text: str | None = None
+) -> list[str]:
+    """Every problem of a format profile's fixture tree other than v1's (``"dsh-v0"``); an
+    empty list means its cases are sane (persyk_conformance._sanity_profile)."""
+    from . import _profiles, _sanity_profile
+
+    return _sanity_profile.check_profile_fixtures(
+        _profiles.profile_named(profile), root, spec_text=spec_text
     )

@@ -114,8 +114,10 @@ class SubprocessAdapter:
         cwd: str | None = None,
         strict: bool = False,
         file_size_limit: int | None = None,
+        profile: str = "v1",
     ) -> None:
         self._argv = list(argv)
+        self.profile = profile  # the format profile named in every run request
         self._file_size_limit = file_size_limit
         self._env = dict(env)
         self._cwd = cwd
@@ -182,10 +184,10 @@ class SubprocessAdapter:
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
         self._seq += 1
         seq = self._seq
-        self._send(encode_run(seq, op, args))
+        self._send(encode_run(seq, op, args, self.profile))
         line = self._receive(timeout, f"the reply to {op} (seq {seq})")
         try:
-            return decode_reply(line, seq=seq, op=op)
+            return decode_reply(line, seq=seq, op=op, profile=self.profile)
         except NotJson as exc:
             raise AdapterCrashed(str(exc)) from None
 
@@ -204,6 +206,7 @@ class SubprocessAdapter:
             cwd=self._cwd,
             strict=self._strict,
             file_size_limit=limit,
+            profile=self.profile,
         )
         try:
             one_shot.start(timeout)
@@ -367,13 +370,19 @@ class InProcessAdapter:
         dispatch: Dispatch | None = None,
         implementation: Implementation | None = None,
         capabilities: frozenset[str] | None = None,
+        profile: str = "v1",
     ) -> None:
+        self.profile = profile
+        profiles = frozenset({profile})
         if dispatch is None:
             import persyk_session.adapter as reference
             from persyk_session import __version__
 
-            dispatch = reference.dispatch
+            def dispatch(op: str, args: dict[str, Any]) -> dict[str, Any]:
+                return reference.dispatch(op, args, profile)
+
             capabilities = frozenset(reference.capabilities())
+            profiles = frozenset(reference.PROFILES)
             implementation = Implementation(
                 name="persyk-session", version=__version__, language="python (in-process)"
             )
@@ -382,6 +391,7 @@ class InProcessAdapter:
             protocol=1,
             implementation=implementation or Implementation("in-process", "0", "python"),
             capabilities=capabilities if capabilities is not None else frozenset(),
+            profiles=profiles,
         )
 
     @property
@@ -399,7 +409,7 @@ class InProcessAdapter:
         body = self._dispatch(op, dict(args))
         # Through the wire format and the same schema checks as a subprocess reply, so the fast
         # path cannot pass a result the protocol would reject.
-        return decode_reply(dumps_line({"seq": 0, **body}), seq=0, op=op)
+        return decode_reply(dumps_line({"seq": 0, **body}), seq=0, op=op, profile=self.profile)
 
     def run_with_file_size_limit(
         self, op: str, args: Mapping[str, Any], timeout: float, limit: int
@@ -430,7 +440,7 @@ class InProcessAdapter:
         _, status = os.waitpid(pid, 0)
         if not data:
             raise AdapterCrashed(f"the forked in-process step exited with status {status}")
-        return decode_reply(data, seq=0, op=op)
+        return decode_reply(data, seq=0, op=op, profile=self.profile)
 
     def stderr_mark(self) -> int:
         return 0

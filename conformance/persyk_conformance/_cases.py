@@ -19,6 +19,8 @@ from typing import Any
 import persyk_contract
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from ._profiles import V1, Profile
+
 __all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases"]
 
 # The sub-directories of fixtures/v1 that hold cases, in reporting order.
@@ -62,19 +64,19 @@ class Case:
         return self.directory / "tree"
 
 
-def default_root() -> Traversable:
-    return files("persyk_conformance.fixtures") / "v1"
+def default_root(profile: Profile = V1) -> Traversable:
+    return files("persyk_conformance.fixtures") / profile.fixtures
 
 
 @cache
-def case_schema() -> dict[str, Any]:
+def case_schema(name: str = V1.case_schema) -> dict[str, Any]:
     """The case manifest schema, from the installed package (never from a checkout path)."""
-    return persyk_contract.schema("fixtures/case.schema.json")
+    return persyk_contract.schema(name)
 
 
-def manifest_problems(manifest: Any) -> list[str]:
+def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
     """Schema violations of one parsed manifest, as readable lines (empty = valid)."""
-    validator = Draft202012Validator(case_schema())
+    validator = Draft202012Validator(case_schema(profile.case_schema))
     problems: list[str] = []
     for error in sorted(validator.iter_errors(manifest), key=lambda e: list(e.absolute_path)):
         where = "/" + "/".join(str(part) for part in error.absolute_path)
@@ -82,7 +84,7 @@ def manifest_problems(manifest: Any) -> list[str]:
     return problems
 
 
-def load_case(directory: Traversable, group: str) -> Case:
+def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case:
     """Load and validate one case directory; raise :class:`CaseError` if it is malformed."""
     manifest_file = directory / "case.json"
     if not manifest_file.is_file():
@@ -91,10 +93,10 @@ def load_case(directory: Traversable, group: str) -> Case:
         manifest = json.loads(manifest_file.read_text("utf-8"))
     except ValueError as exc:
         raise CaseError(f"{group}/{directory.name}/case.json: not JSON ({exc})") from None
-    problems = manifest_problems(manifest)
+    problems = manifest_problems(manifest, profile)
     if problems:
         raise CaseError(
-            f"{group}/{directory.name}/case.json does not match case.schema.json:\n  "
+            f"{group}/{directory.name}/case.json does not match {profile.case_schema}:\n  "
             + "\n  ".join(problems)
         )
     if not directory.name.startswith(manifest["id"] + "-"):
@@ -127,12 +129,13 @@ def load_case(directory: Traversable, group: str) -> Case:
     )
 
 
-def load_cases(root: Traversable | None = None) -> list[Case]:
-    """Every case under ``root`` (default: the installed fixtures/v1), ordered by group and id.
+def load_cases(root: Traversable | None = None, profile: Profile = V1) -> list[Case]:
+    """Every case under ``root`` (default: the installed fixtures of the profile, fixtures/v1),
+    ordered by group and id.
 
     Raises :class:`CaseError` for an invalid manifest, a duplicate id, or when no case is found.
     """
-    base = default_root() if root is None else root
+    base = default_root(profile) if root is None else root
     cases: list[Case] = []
     for group in CASE_GROUPS:
         group_dir = base / group
@@ -140,7 +143,7 @@ def load_cases(root: Traversable | None = None) -> list[Case]:
             continue
         for directory in sorted(group_dir.iterdir(), key=lambda d: d.name):
             if directory.is_dir():
-                cases.append(load_case(directory, group))
+                cases.append(load_case(directory, group, profile))
     if not cases:
         raise CaseError(f"no conformance case found under {base}; the fixtures are missing")
     seen: dict[str, str] = {}

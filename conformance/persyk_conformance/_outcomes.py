@@ -151,6 +151,7 @@ class RunRecord:
     finished_at: str
     duration_ms: float
     results: tuple[CaseResult, ...] = field(default_factory=tuple)
+    profile: str = "v1"  # the format profile whose cases were run
 
     def totals(self) -> dict[str, int]:
         counts = {str(o): 0 for o in Outcome}

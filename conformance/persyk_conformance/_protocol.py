@@ -96,6 +96,8 @@ class Hello:
     protocol: int
     implementation: Implementation
     capabilities: frozenset[str]
+    # The format profiles the adapter speaks (hello's "profiles"; absent there: v1 only).
+    profiles: frozenset[str] = frozenset({"v1"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +205,11 @@ def encode_hello() -> bytes:
     return _line({"cmd": "hello", "protocol": PROTOCOL_VERSION})
 
 
-def encode_run(seq: int, op: str, args: Mapping[str, Any]) -> bytes:
-    return _line({"cmd": "run", "seq": seq, "op": op, "args": args})
+def encode_run(seq: int, op: str, args: Mapping[str, Any], profile: str = "v1") -> bytes:
+    """A run request; a profile other than v1 is named in it (v1 requests stay as they were)."""
+    if profile == "v1":
+        return _line({"cmd": "run", "seq": seq, "op": op, "args": args})
+    return _line({"cmd": "run", "seq": seq, "profile": profile, "op": op, "args": args})
 
 
 def encode_stop() -> bytes:
@@ -220,7 +225,24 @@ def check_request(line: bytes) -> list[str]:
         "run": schemas.run_request,
         "stop": schemas.stop_request,
     }.get(message.get("cmd"), schemas.run_request)
+    profile = message.get("profile") if message.get("cmd") == "run" else None
+    if isinstance(profile, str):
+        validator = _profile_schemas(profile)[0]
     return schema_problems(validator, message)
+
+
+@cache
+def _profile_schemas(
+    profile: str,
+) -> tuple[jsonschema_rs.Validator, Mapping[str, jsonschema_rs.Validator]]:
+    """The run request and per-operation result validators of a profile other than v1
+    (``run.<profile>.request.json``, ``results.<profile>.json``)."""
+    request = jsonschema_rs.Draft202012Validator(load_schema(f"run.{profile}.request.json"))
+    results = load_schema(f"results.{profile}.json")
+    ops = load_schema(f"run.{profile}.request.json")["properties"]["op"]["enum"]
+    per_op = {op: jsonschema_rs.Draft202012Validator({**results, "$ref": f"#/$defs/{op}"})
+              for op in ops}
+    return request, per_op
 
 
 def _parse(line: bytes) -> Any:
@@ -254,10 +276,11 @@ def decode_hello(line: bytes) -> Hello:
             homepage=impl.get("homepage"),
         ),
         capabilities=frozenset(message["capabilities"]),
+        profiles=frozenset(message.get("profiles", ("v1",))),
     )
 
 
-def decode_reply(line: bytes, *, seq: int, op: str) -> Reply:
+def decode_reply(line: bytes, *, seq: int, op: str, profile: str = "v1") -> Reply:
     """Decode the reply to request ``seq`` (an ``op``), checking it against the schemas."""
     message = _parse(line)
     schemas = _schemas()
@@ -276,10 +299,12 @@ def decode_reply(line: bytes, *, seq: int, op: str) -> Reply:
     if "unsupported" in message:
         return Unsupported(seq=seq, message=message.get("message"))
     result = message["result"]
-    problems = schema_problems(schemas.results[op], result)
+    validator = schemas.results[op] if profile == "v1" else _profile_schemas(profile)[1][op]
+    problems = schema_problems(validator, result)
     if problems:
+        where = "results.json" if profile == "v1" else f"results.{profile}.json"
         raise ProtocolViolation(
-            f"the {op} result does not match results.json#/$defs/{op}: " + "; ".join(problems)
+            f"the {op} result does not match {where}#/$defs/{op}: " + "; ".join(problems)
         )
     return Result(seq=seq, value=result)
 

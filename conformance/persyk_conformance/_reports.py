@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from persyk_contract import contract_version
+from persyk_contract import profile_contract_version
 
 from ._explain import rule_details, rule_line
 from ._outcomes import FAILING, CaseResult, Outcome, RunRecord
@@ -73,9 +73,10 @@ def report_json(record: RunRecord) -> dict[str, Any]:
             "suite": {
                 "name": "persyk-session-conformance",
                 "version": record.suite_version,
-                "contract": contract_version(),
+                "contract": profile_contract_version(record.profile),
             },
             "protocol": record.protocol,
+            "profile": record.profile,
             "implementation": dict(record.implementation) if record.implementation else None,
             "capabilities": list(record.capabilities),
             "command": list(record.command) if record.command is not None else None,
@@ -150,8 +151,8 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
     """The run for a terminal. ``quiet``: the summary only. ``verbose``: every case, passes
     and unsupported ones included; otherwise unsupported cases are counted by reason."""
     lines = [
-        f"persyk-conformance {record.suite_version} (contract {contract_version()}, "
-        f"protocol {record.protocol}) against "
+        f"persyk-conformance {record.suite_version} (profile {record.profile}, contract "
+        f"{profile_contract_version(record.profile)}, protocol {record.protocol}) against "
         f"{_impl_name(record)} [{record.mode}]",
         "",
     ]
@@ -208,7 +209,8 @@ def render_markdown(record: RunRecord) -> str:
     lines = [
         f"## {icon} Persyk conformance: {_md_escape(_impl_name(record))} {verdict}",
         "",
-        f"Suite {record.suite_version}, contract {contract_version()}, "
+        f"Suite {record.suite_version}, profile {record.profile}, contract "
+        f"{profile_contract_version(record.profile)}, "
         f"protocol {record.protocol}, {record.mode}; "
         f"{len(record.results)} cases: {_totals_line(record)}.",
         "",
@@ -253,6 +255,7 @@ def render_junit(record: RunRecord) -> str:
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="implementation", value=_impl_name(record))
     ET.SubElement(properties, "property", name="protocol", value=str(record.protocol))
+    ET.SubElement(properties, "property", name="profile", value=record.profile)
     for r in record.results:
         case = ET.SubElement(
             suite,

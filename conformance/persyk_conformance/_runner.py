@@ -27,9 +27,8 @@ from ._cases import Case
 from ._explain import case_folder, expectation_lines
 from ._match import match
 from ._outcomes import CaseResult, Outcome
+from ._profiles import V1, Profile
 from ._protocol import (
-    CAPABILITY_OF_OP,
-    READ_ONLY_OPS,
     Internal,
     ProtocolViolation,
     Result,
@@ -123,9 +122,14 @@ class _Verdict:
 
 class Runner:
     def __init__(
-        self, adapter: Adapter, sandbox: Sandbox, options: RunOptions | None = None
+        self,
+        adapter: Adapter,
+        sandbox: Sandbox,
+        options: RunOptions | None = None,
+        profile: Profile = V1,
     ) -> None:
         self.adapter = adapter
+        self.profile = profile
         self.sandbox = sandbox
         self.options = options or RunOptions()
         self._started = False
@@ -209,6 +213,11 @@ class Runner:
 
     def _run_started(self, planned: Planned, verdict: _Verdict) -> str:
         case = planned.case
+        if self.profile.name not in self.adapter.hello.profiles:
+            verdict.set(Outcome.UNSUPPORTED, f"the adapter does not speak the profile "
+                        f"{self.profile.name} (its hello names "
+                        f"{', '.join(sorted(self.adapter.hello.profiles))})")
+            return ""
         capabilities = self.adapter.hello.capabilities
         missing = sorted(set(case.requires) - capabilities)
         if missing:
@@ -218,7 +227,7 @@ class Runner:
                 f"{', '.join(sorted(capabilities)) or 'nothing'}",
             )
             return ""
-        unknown_ops = sorted({s.op for s in case.steps} - CAPABILITY_OF_OP.keys())
+        unknown_ops = sorted({s.op for s in case.steps} - self.profile.ops.keys())
         if unknown_ops:
             verdict.set(Outcome.SKIP, f"operation {', '.join(unknown_ops)} is not in protocol 1")
             return ""
@@ -260,7 +269,7 @@ class Runner:
     def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
         case = planned.case
         for number, step in enumerate(case.steps, start=1):
-            args = absolutize(step.args, workspace)
+            args = absolutize(step.args, workspace, self.profile.path_args)
             conditions = step.harness or {}
             try:
                 with held_lock(workspace, conditions.get("holdLock")):
@@ -306,7 +315,7 @@ class Runner:
             assert isinstance(reply, Result)
             problems = self._check_step(planned, step.op, step.expect, reply.value)
             after = snapshot(workspace)
-            if step.op in READ_ONLY_OPS:
+            if step.op in self.profile.read_only_ops:
                 problems += [
                     f"read-only {step.op} changed the workspace: {change}"
                     for change in diff_snapshots(before, after)

@@ -156,10 +156,13 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> list[str]:
     return changes
 
 
-def absolutize(args: Mapping[str, Any], workspace: Path) -> dict[str, Any]:
-    """The step's args with every path key (PATH_ARGS) made absolute inside the workspace."""
+def absolutize(
+    args: Mapping[str, Any], workspace: Path, keys: frozenset[str] = PATH_ARGS
+) -> dict[str, Any]:
+    """The step's args with every path key (PATH_ARGS, or a profile's) made absolute inside the
+    workspace."""
     out = dict(args)
-    for key in PATH_ARGS & out.keys():
+    for key in keys & out.keys():
         value = out[key]
         if isinstance(value, str):
             out[key] = str(workspace / value)
@@ -198,6 +201,13 @@ def check_files(
                         f"{rel}: expected equal to {check['equals']} ({len(expected)} bytes), "
                         f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
                     )
+        elif "startsWith" in check:
+            # dsh-v0 (DSH-13, DSH-19): kept bytes stay; what follows is the implementation's.
+            prefix = (case_directory / check["startsWith"]).read_bytes()
+            head = _read_head(path, len(prefix)) if path.is_file() else None
+            if head != prefix:
+                problems.append(f"{rel}: expected to begin with the {len(prefix)} bytes of "
+                                f"{check['startsWith']}, but it does not")
         elif "containsFile" in check:
             # RCV-6: the preserved fragment's name is the implementation's; its bytes are not.
             wanted = (case_directory / check["containsFile"]).read_bytes()
@@ -221,6 +231,11 @@ def check_files(
         else:
             problems.append(f"{rel}: unknown file check {sorted(check)}")
     return problems
+
+
+def _read_head(path: Path, size: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(size)
 
 
 def snapshot_file(path: Path) -> str | None:

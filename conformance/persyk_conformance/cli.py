@@ -40,6 +40,7 @@ from ._outcomes import (
     RunRecord,
     load_expected_failures,
 )
+from ._profiles import PROFILES, Profile, profile_named
 from ._protocol import PROTOCOL_VERSION
 from ._reports import dumps_report, render_junit, render_markdown, render_text
 from ._runner import Planned, Runner, RunOptions, plan_fixture
@@ -70,6 +71,11 @@ class RunConfig:
     expected_failures: Path | None = None
     fixtures: Path | None = None
     harness: bool = True
+    profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
+
+    @property
+    def format_profile(self) -> Profile:
+        return profile_named(self.profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +94,15 @@ class Plan:
 
 def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     """The cases and write checks to run, after --only and --skip. Raises UsageProblem."""
+    profile = config.format_profile
     try:
-        fixtures = load_cases(config.fixtures) if config.fixtures is not None else load_cases()
+        fixtures = load_cases(config.fixtures, profile)
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
     plan = [plan_fixture(case) for case in fixtures]
-    checks = list(WRITE_HARNESS_CHECKS) if config.harness else []
-    if config.harness:
+    harness = config.harness and profile.harness  # the H- checks are v1's
+    checks = list(WRITE_HARNESS_CHECKS) if harness else []
+    if harness:
         plan += harness_cases(sandbox.runner / "harness")
     known = [p.case.id for p in plan] + [check.id for check in checks]
     items = [
@@ -121,7 +129,7 @@ def _adapter(
     if config.in_process:
         if config.impl is not None:
             raise UsageProblem("--in-process runs the built-in reference; it excludes --impl")
-        return InProcessAdapter(), None, "in-process"
+        return InProcessAdapter(profile=config.profile), None, "in-process"
     argv = tuple(shlex.split(config.impl)) if config.impl is not None else REFERENCE_ADAPTER
     if not argv:
         raise UsageProblem("--impl is empty")
@@ -130,6 +138,7 @@ def _adapter(
         env=sandbox.adapter_env(os.environ),
         stderr_path=sandbox.runner / stderr_name,
         strict=config.strict,
+        profile=config.profile,
     )
     return adapter, argv, "subprocess"
 
@@ -148,7 +157,8 @@ def execute(
             except ExpectedFailuresError as exc:
                 raise UsageProblem(str(exc)) from None
         adapter, command, mode = _adapter(config, sandbox)
-        runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout))
+        runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout),
+                        config.format_profile)
         progress = _progress(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
@@ -179,6 +189,7 @@ def execute(
             finished_at=_now(),
             duration_ms=(time.perf_counter() - began) * 1000,
             results=tuple(results),
+            profile=config.profile,
         )
     finally:
         sandbox.remove()
@@ -278,6 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         expected_failures=args.expected_failures,
         fixtures=args.fixtures,
         harness=not args.no_harness,
+        profile=args.profile,
     )
     progress = sys.stderr if sys.stderr.isatty() and not args.quiet else None
     record = execute(config, progress)
@@ -300,7 +312,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         plan = plan_cases(
             sandbox,
             RunConfig(only=tuple(args.only or ()), skip=tuple(args.skip or ()),
-                      fixtures=args.fixtures),
+                      fixtures=args.fixtures, profile=args.profile),
         )
     finally:
         sandbox.remove()
@@ -341,17 +353,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ._show import render_case, render_write_check
 
     wanted = args.case.strip().upper()
-    for check in WRITE_HARNESS_CHECKS:
+    profile = profile_named(args.profile)
+    for check in WRITE_HARNESS_CHECKS if profile.harness else ():
         if check.id == wanted:
             sys.stdout.write(render_write_check(check, _write_check_description(check.id)))
             return EXIT_OK
     sandbox = Sandbox.create()
     try:
         try:
-            fixtures = load_cases(args.fixtures) if args.fixtures is not None else load_cases()
+            fixtures = load_cases(args.fixtures, profile)
         except CaseError as exc:
             raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
-        cases = [p.case for p in harness_cases(sandbox.runner / "harness")] + fixtures
+        generated = harness_cases(sandbox.runner / "harness") if profile.harness else []
+        cases = [p.case for p in generated] + fixtures
         for case in cases:
             if case.id == wanted:
                 note = (
@@ -383,12 +397,18 @@ def cmd_check_fixtures(args: argparse.Namespace) -> int:
     from ._sanity import check_fixtures
 
     spec = args.spec.read_text("utf-8") if args.spec is not None else None
-    problems = check_fixtures(args.fixtures, spec_text=spec) if args.fixtures else check_fixtures(
-        spec_text=spec
-    )
+    if args.profile != "v1":
+        from ._sanity_profile import check_profile_fixtures
+
+        problems = check_profile_fixtures(profile_named(args.profile), args.fixtures,
+                                          spec_text=spec)
+    elif args.fixtures:
+        problems = check_fixtures(args.fixtures, spec_text=spec)
+    else:
+        problems = check_fixtures(spec_text=spec)
     for problem in problems:
         print(f"fixtures: {problem}")
-    record = execute(RunConfig(in_process=True, fixtures=args.fixtures))
+    record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
     not_passing = [r for r in record.results if r.outcome is not Outcome.PASS]
     for result in not_passing:
         print(f"reference: {result.id} {result.outcome}: {result.describe()}")
@@ -422,6 +442,12 @@ def _selector_options(parser: argparse.ArgumentParser) -> None:
                         help="only the cases this names (repeatable; see below)")
     parser.add_argument("--skip", action="append", metavar="SELECTOR",
                         help="leave out the cases this names (repeatable; see below)")
+
+
+def _add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", choices=tuple(PROFILES), default="v1",
+                        help="the format profile whose cases to use (default: v1; "
+                             "dsh-v0: docs/spec-dsh-v0.md)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -468,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="text format: list passes and each unsupported case too")
     loudness.add_argument("-q", "--quiet", action="store_true",
                           help="text format: the summary only (no per-case lines, no progress)")
+    _add_profile(run)
     run.set_defaults(run=cmd_run)
 
     list_ = sub.add_parser(
@@ -479,6 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     list_.add_argument("--json", action="store_true", help="print JSON")
     _selector_options(list_)
     list_.add_argument("--fixtures", type=Path, metavar="DIR", help="cases under DIR")
+    _add_profile(list_)
     list_.set_defaults(run=cmd_list)
 
     show = sub.add_parser(
@@ -489,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("case", metavar="CASE", help="a case id, e.g. R-047 (any case)")
     show.add_argument("--fixtures", type=Path, metavar="DIR", help="cases under DIR")
+    _add_profile(show)
     show.set_defaults(run=cmd_show)
 
     check = sub.add_parser(
@@ -500,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fixtures", type=Path, metavar="DIR", help="cases under DIR")
     check.add_argument("--spec", type=Path, metavar="FILE",
                        help="docs/spec.md, to prove the shipped rule table is current")
+    _add_profile(check)
     check.set_defaults(run=cmd_check_fixtures)
     register_contract_commands(sub)  # diff, release (docs/maintainers.md)
     return parser

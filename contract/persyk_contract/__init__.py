@@ -43,6 +43,9 @@ __all__ = [
     "contract_version_from_spec",
     "error_catalog",
     "phase_of_code",
+    "profile_catalog",
+    "profile_contract_version",
+    "profile_rules",
     "read_only_operations",
     "rule_texts",
     "rule_texts_from_spec",
@@ -203,6 +206,36 @@ def capabilities() -> Mapping[str, tuple[str, ...]]:
 def read_only_operations() -> frozenset[str]:
     """The operations that never write (CTX-19): the workspace must be unchanged after them."""
     return frozenset(_data("capabilities.json")["readOnly"])
+
+
+# --- other format profiles ------------------------------------------------------------------
+# A profile other than v1 (docs/spec-dsh-v0.md: "dsh-v0") has its own generated rule table and
+# catalog beside v1's: ``<profile>.rules.json`` and ``<profile>.errors.json``.
+
+
+@cache
+def profile_rules(profile: str) -> tuple[Rule, ...]:
+    """The rules of a format profile (``"v1"`` or ``"dsh-v0"``), in document order."""
+    if profile == "v1":
+        return rules()
+    return tuple(Rule(**row) for row in _data(f"{profile}.rules.json")["rules"])
+
+
+@cache
+def profile_catalog(profile: str) -> tuple[CatalogCode, ...]:
+    """The error catalog of a format profile."""
+    if profile == "v1":
+        return error_catalog()
+    return tuple(CatalogCode(**row) for row in _data(f"{profile}.errors.json")["codes"])
+
+
+@cache
+def profile_contract_version(profile: str) -> str:
+    """The contract version of a format profile's rules and cases."""
+    if profile == "v1":
+        return contract_version()
+    version: str = _data(f"{profile}.rules.json")["contractVersion"]
+    return version
 
 
 # --- the parsers that generate rules.json and errors.json from docs/spec.md -------------------

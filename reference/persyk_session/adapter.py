@@ -21,9 +21,12 @@ from ._errors import UsageError
 from ._records import dumps_json, loads_json
 from .operations import OPERATIONS, Operation
 
-__all__ = ["PROTOCOL_VERSION", "capabilities", "dispatch", "hello", "serve"]
+__all__ = ["PROFILES", "PROTOCOL_VERSION", "capabilities", "dispatch", "hello", "serve"]
 
 PROTOCOL_VERSION = 1
+# The format profiles this adapter speaks (docs/protocol.md, "Profiles"): a run request names
+# its profile unless it is v1; dsh-v0's operations are persyk_session.dsh's (docs/spec-dsh-v0.md).
+PROFILES: tuple[str, ...] = ("v1", "dsh-v0")
 
 # Protocol 1's capabilities and the operations each needs: the contract's table, which the
 # conformance runner reads too. A reserved capability (no operations yet) is never declared.
@@ -47,17 +50,31 @@ def hello() -> dict[str, Any]:
             "homepage": "https://persyk.dev/",
         },
         "capabilities": capabilities(),
+        "profiles": list(PROFILES),
     }
 
 
-def dispatch(op: str, args: Any) -> dict[str, Any]:
+def _operations(profile: str) -> Mapping[str, Operation] | None:
+    if profile == "v1":
+        return OPERATIONS
+    if profile == "dsh-v0":
+        from .dsh import DSH_OPERATIONS
+
+        return DSH_OPERATIONS
+    return None
+
+
+def dispatch(op: str, args: Any, profile: str = "v1") -> dict[str, Any]:
     """The body of a run reply: ``result``, ``internal`` or ``unsupported`` (no ``seq``).
 
     A :class:`UsageError` (PATH_NOT_FOUND, USAGE) is a domain answer with a catalog code, so it
     is a result ``{"error": ...}``; only unexpected exceptions are ``internal``. The runner's
     in-process fast path calls this too, so both paths answer alike.
     """
-    operation = OPERATIONS.get(op)
+    operations = _operations(profile)
+    if operations is None:
+        return {"unsupported": True, "message": f"unknown profile {profile!r}"}
+    operation = operations.get(op)
     if operation is None:
         return {"unsupported": True, "message": f"unknown operation {op!r}"}
     if not isinstance(args, dict):
@@ -90,8 +107,11 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
             reply = hello()
         elif cmd == "run":
             op = message.get("op")
-            body = dispatch(op, message.get("args")) if isinstance(op, str) else {
-                "unsupported": True, "message": "op must be a string"}
+            profile = message.get("profile", "v1")
+            if isinstance(op, str) and isinstance(profile, str):
+                body = dispatch(op, message.get("args"), profile)
+            else:
+                body = {"unsupported": True, "message": "op and profile must be strings"}
             reply = {"seq": message.get("seq"), **body}
         else:
             print(f"persyk-session adapter: unknown command {cmd!r}", file=sys.stderr)
