@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from persyk_contract import rule_texts, rules
+from persyk_contract import profile_rule_texts, profile_rules
 
 from ._cases import Case
 from ._match import ABSENT, EXACT, MATCHES
@@ -21,21 +21,36 @@ from ._match import ABSENT, EXACT, MATCHES
 __all__ = ["SPEC_DOC", "case_folder", "expectation_lines", "rule_details", "rule_line"]
 
 SPEC_DOC = "docs/spec.md"
+# The other profiles' rules (their ids never collide with v1's) and the document of each.
+_PROFILE_DOCS: Mapping[str, str] = {"v1": SPEC_DOC, "dsh-v0": "docs/spec-dsh-v0.md"}
+
+
+def _spec_of(rule_id: str) -> str:
+    return _PROFILE_DOCS["dsh-v0"] if rule_id.startswith("DSH-") else SPEC_DOC
+
+
+def rule_texts() -> dict[str, Any]:
+    """Each rule's text and section, of every profile."""
+    out: dict[str, Any] = {}
+    for profile in _PROFILE_DOCS:
+        out.update(profile_rule_texts(profile))
+    return out
 # An expected value whose compact JSON is at most this long is shown in full.
 SHORT = 160
 
 
 def rule_details(rule_ids: Sequence[str]) -> list[dict[str, str]]:
     """Each rule's id, level and spec section (``"?"`` for a rule the contract does not know)."""
-    levels = {rule.id: rule.level for rule in rules()}
+    levels = {rule.id: rule.level for p in _PROFILE_DOCS for rule in profile_rules(p)}
     texts = rule_texts()
     out = []
     for rule_id in rule_ids:
         text = texts.get(rule_id)
+        doc = _spec_of(rule_id)
         out.append({
             "id": rule_id,
             "level": levels.get(rule_id, "?"),
-            "section": f"{SPEC_DOC} § {text.section}" if text is not None else SPEC_DOC,
+            "section": f"{doc} § {text.section}" if text is not None else doc,
         })
     return out
 

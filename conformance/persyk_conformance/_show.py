@@ -13,10 +13,8 @@ import textwrap
 from collections.abc import Iterator
 from importlib.resources.abc import Traversable
 
-from persyk_contract import rule_texts
-
 from ._cases import Case
-from ._explain import case_folder, expectation_lines, rule_details
+from ._explain import case_folder, expectation_lines, rule_details, rule_texts
 from ._harness_write import WriteCheck
 
 __all__ = ["ESCAPES_NOTE", "escape_bytes", "render_case", "render_write_check"]

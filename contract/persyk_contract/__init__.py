@@ -45,6 +45,7 @@ __all__ = [
     "phase_of_code",
     "profile_catalog",
     "profile_contract_version",
+    "profile_rule_texts",
     "profile_rules",
     "read_only_operations",
     "rule_texts",
@@ -219,6 +220,14 @@ def profile_rules(profile: str) -> tuple[Rule, ...]:
     if profile == "v1":
         return rules()
     return tuple(Rule(**row) for row in _data(f"{profile}.rules.json")["rules"])
+
+
+@cache
+def profile_rule_texts(profile: str) -> Mapping[str, RuleText]:
+    """Each rule's statement and section of a format profile, by rule id."""
+    if profile == "v1":
+        return rule_texts()
+    return {row["id"]: RuleText(**row) for row in _data(f"{profile}.rule-texts.json")["rules"]}
 
 
 @cache
