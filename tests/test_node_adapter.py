@@ -38,3 +38,35 @@ def test_node_example_without_its_expected_failures_fails_the_run(tmp_path: Path
         "--timeout", "5",
     ])
     assert status == 1
+
+
+def _documented_node_command() -> list[str]:
+    """The command docs/implementers.md gives for the example, as arguments of the CLI."""
+    text = (ROOT / "docs" / "implementers.md").read_text("utf-8").replace("\\\n", " ")
+    (line,) = [
+        line for line in text.splitlines()
+        if line.startswith("persyk-conformance run") and "examples/node-adapter" in line
+    ]
+    return shlex.split(line)[1:]
+
+
+def test_node_example_passes_its_documented_command_with_its_expected_failures(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _documented_node_command()
+    assert "--expected-failures" in args
+    monkeypatch.chdir(ROOT)  # the documented paths are relative to the checkout
+    status = main(args)
+    out = capsys.readouterr().out
+    assert status == 0, (
+        "the example's expected failures are stale: run "
+        "`.venv/bin/python examples/node-adapter/update_expected_failures.py`\n" + out[-3000:]
+    )
+    assert "xfail" in out
+
+
+def test_every_expected_failure_of_the_node_example_has_its_own_reason() -> None:
+    text = (EXAMPLE / "expected-failures.txt").read_text("utf-8")
+    entries = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert len(entries) > 100
+    assert all(line.partition(":")[2].strip() for line in entries)

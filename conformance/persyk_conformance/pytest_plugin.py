@@ -29,6 +29,7 @@ from ._outcomes import (
     Outcome,
     load_expected_failures,
 )
+from ._reports import failure_lines
 from ._runner import Planned, Runner, RunOptions, plan_fixture
 from ._workspace import Sandbox
 
@@ -124,12 +125,19 @@ class PersykCaseFailed(Exception):
 
 
 class _PersykItem(pytest.Item):
-    """What every item of this plugin shares: a failure shows the case's mismatches."""
+    """What every item of this plugin shares: a failure shows the case's rules, folder, every
+    mismatch and what the step expected; an expected failure costs no traceback."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            # pytest asks every xfail for its failure text and throws it away; pytest's own
+            # formatted traceback of the plugin's frames made an xfail ~10x dearer than a
+            # failure (docs/performance.md, "The pytest plugin's expected failures").
+            return f"xfail: {excinfo.value.msg}"
         if isinstance(excinfo.value, PersykCaseFailed):
             result = excinfo.value.result
-            text = f"{result.id} ({result.title}): {result.outcome}\n{result.describe()}"
+            text = f"{result.id} ({result.title}): {result.outcome}\n"
+            text += "\n".join(failure_lines(result))
             if result.stderr:
                 text += "\nadapter stderr (tail):\n" + result.stderr[-2000:]
             return text
