@@ -61,7 +61,8 @@ def test_generated_fixtures_are_up_to_date(tmp_path: Path) -> None:
         pytest.skip("needs a checkout (fixtures/build.py and docs/spec.md)")
     out, contract = tmp_path / "v1", tmp_path / "contract"
     proc = subprocess.run([sys.executable, str(BUILDER), "--out", str(out),
-                           "--contract-out", str(contract)],
+                           "--contract-out", str(contract),
+                           "--trace-out", str(tmp_path / "traceability.md")],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     built, committed = tree_bytes(out), tree_bytes(GENERATED)
@@ -78,7 +79,8 @@ def test_builder_is_deterministic(tmp_path: Path) -> None:
     trees = []
     for name in ("a", "b"):
         subprocess.run([sys.executable, str(BUILDER), "--no-sanity", "--out",
-                        str(tmp_path / name), "--contract-out", str(tmp_path / f"{name}-contract")],
+                        str(tmp_path / name), "--contract-out", str(tmp_path / f"{name}-contract"),
+                        "--trace-out", str(tmp_path / f"{name}-traceability.md")],
                        check=True, capture_output=True, cwd=ROOT)
         trees.append(tree_bytes(tmp_path / name))
     assert trees[0] == trees[1]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from persyk_contract import CatalogCode, Rule
 
-__all__ = ["check_fixtures", "check_profile_fixtures"]
+__all__ = ["check_fixtures", "check_profile_fixtures", "unexercisable_rules"]
 
 __version__ = "0.1.0"
 
@@ -48,3 +48,11 @@ def check_profile_fixtures(
     return _sanity_profile.check_profile_fixtures(
         _profiles.profile_named(profile), root, spec_text=spec_text
     )
+
+
+def unexercisable_rules() -> Mapping[str, str]:
+    """The rules that no fixture case can exercise, each with its reason: exempt from the
+    coverage check (docs/fixtures.md, "Invariants and guarantees")."""
+    from . import _sanity
+
+    return _sanity.UNEXERCISABLE_RULES

@@ -33,6 +33,8 @@ __all__ = [
 
 
 class Code(enum.StrEnum):
+    """DIAG-2: the closed error catalog of docs/spec.md; no other code is ever reported."""
+
     # --- records (phase: read) -------------------------------------------------------------
     RECORD_INVALID_UTF8 = "RECORD_INVALID_UTF8"
     RECORD_BYTE_ORDER_MARK = "RECORD_BYTE_ORDER_MARK"
@@ -105,9 +107,10 @@ class Code(enum.StrEnum):
 class Diagnostic:
     """One finding: a stable code, a position where there is one, and a fixed text.
 
-    ``line`` and ``column`` are 1-based; ``column`` counts bytes within the record.
-    ``pointer`` is an RFC 6901 JSON pointer into the record. ``detail`` is written by this
-    package only and never quotes input values.
+    DIAG-3: ``line`` and ``column`` are 1-based; ``column`` counts bytes within the record.
+    ``pointer`` is an RFC 6901 JSON pointer into the record. DIAG-1, DIAG-9, DIAG-10:
+    ``detail`` is written by this package only and never quotes input values, so no diagnostic
+    of reading, writing or recovery carries a message body, a string value or a secret.
     """
 
     code: Code

@@ -58,7 +58,9 @@ def open_read_append(path: Path) -> int:
 
 
 def append_all(fd: int, data: bytes) -> None:
-    """Write ``data`` at the end and fsync; only then may the caller acknowledge (APP-11)."""
+    """Write ``data`` at the end and fsync; only then may the caller acknowledge (APP-11). The
+    descriptor is ``O_APPEND``, so the write lands after the last byte and never changes a byte
+    already in the file (APP-10; the caller has checked that the file ends with its LF)."""
     write_all(fd, data)
     os.fsync(fd)
 

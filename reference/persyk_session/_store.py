@@ -185,7 +185,11 @@ class OpenSession:
 
 
 def open_session(path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE) -> OpenSession:
-    """Resolve ``path``, stream its session file into an index, and keep the index only."""
+    """Resolve ``path``, stream its session file into an index, and keep the index only.
+
+    Read-only: the file is opened for reading and nothing is created (APP-1, CTX-19); only
+    session.jsonl is opened, never an asset, so an absent or different asset file never makes
+    a session invalid (AST-8)."""
     file_path = resolve_session_file(path)
     with _open_read_only(file_path) as stream:
         index = index_stream(stream.read, chunk_size=chunk_size)

@@ -58,7 +58,8 @@ def _error(diagnostic: Diagnostic) -> dict[str, Any]:
 
 
 def _first_problem(session: OpenSession) -> Diagnostic | None:
-    """The first diagnostic of an invalid session: it blocks authoritative projection (PROJ-1)."""
+    """The first diagnostic of an invalid session (DIAG-5: the lowest line): it blocks every
+    projection (CTX-20)."""
     if session.index.valid:
         return None
     if session.index.diagnostics:
@@ -68,7 +69,8 @@ def _first_problem(session: OpenSession) -> Diagnostic | None:
 
 
 def op_validate(args: dict[str, Any]) -> dict[str, Any]:
-    """``{"valid", "errors", "truncated"}``; errors sorted by line, at most 100."""
+    """``{"valid", "errors", "truncated"}``; DIAG-4: errors sorted by line, at most 100, and
+    ``truncated`` when the index saw more."""
     session = open_session(session_arg(args))
     index = session.index
     return {
@@ -114,7 +116,8 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_info(args: dict[str, Any]) -> dict[str, Any]:
-    """Header, global name/archive/labels, counts and default leaf, from the index alone."""
+    """Header, global name/archive/labels, counts and default leaf, from the index alone; the
+    session's identity is its header ``id``, never the directory name (HDR-9)."""
     session = open_session(session_arg(args))
     problem = _first_problem(session)
     if problem is not None:
