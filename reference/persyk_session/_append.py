@@ -46,6 +46,7 @@ __all__ = [
     "AppendPlan",
     "AppendResult",
     "BatchItem",
+    "append_built",
     "append_records",
     "create_session",
     "items_from_jsonl",
@@ -438,6 +439,26 @@ def remove_entry(
             "targetId": target_id,
         }
         return _append_locked(live, state, items_from_objects([record]), LeafSelector.default())
+
+
+def append_built(
+    path: str | os.PathLike[str],
+    build: Callable[[IndexBuilder], Sequence[dict[str, Any]]],
+    *,
+    timeout: float | None = None,
+) -> AppendResult:
+    """Append the records ``build`` makes from the committed, validated state, under the
+    session lock: for writers whose record depends on that state (the default leaf as parent,
+    whether a recording already ended: CAP-22, CAP-26). ``build`` may raise ContractError;
+    it returns no record when there is nothing to append."""
+    file = resolve_session_file_for_mutation(path)
+    refuse_other_version(file)  # APP-24: before the lock, so nothing is created
+    with session_lock(file.parent, timeout=timeout), open_live(file) as live:
+        state = live.state
+        if state is None:
+            return _blocked(live.fault_line)
+        records = build(state.builder)
+        return _append_locked(live, state, items_from_objects(records), LeafSelector.default())
 
 
 # --- create ------------------------------------------------------------------------------------

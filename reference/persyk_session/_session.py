@@ -377,6 +377,11 @@ class IndexBuilder:
     def last_entry_id(self) -> str | None:
         return self._columns.ids[self._count - 1] if self._count else None
 
+    def recording_ended(self, recording_id: str) -> bool | None:
+        """None: no ``recording.started`` of that id yet; False: started, no terminal entry;
+        True: ended (TREE-9..TREE-11; capture and recovery ask, CAP-26)."""
+        return self._recordings.get(recording_id)
+
     def __contains__(self, entry_id: object) -> bool:
         return self._columns.find(entry_id, self._count) != _NONE
 

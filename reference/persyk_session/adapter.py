@@ -17,11 +17,12 @@ import orjson
 import persyk_contract
 
 from . import __version__
+from ._capture import abandon_captures
 from ._errors import UsageError
 from ._records import dumps_json, loads_json
 from .operations import OPERATIONS, Operation
 
-__all__ = ["PROFILES", "PROTOCOL_VERSION", "capabilities", "dispatch", "hello", "serve"]
+__all__ = ["PROFILES", "PROTOCOL_VERSION", "abandon", "capabilities", "dispatch", "hello", "serve"]
 
 PROTOCOL_VERSION = 1
 # The format profiles this adapter speaks (docs/protocol.md, "Profiles"): a run request names
@@ -90,6 +91,13 @@ def dispatch(op: str, args: Any, profile: str = "v1") -> dict[str, Any]:
                 "traceback": traceback.format_exc(),
             }
         }
+
+
+def abandon() -> None:
+    """What a killed adapter process leaves: every live capture's descriptor closed (the kernel
+    frees its asset lock), nothing more written. The in-process fast path calls this where the
+    runner kills a subprocess adapter's process group (harness condition ``crashAfter``)."""
+    abandon_captures()
 
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
+from ._capture_cli import CAPTURE_COMMANDS
 from ._errors import Code, UsageError
 from ._records import dumps_json
 from .operations import (
@@ -288,6 +289,8 @@ COMMANDS: list[Command] = [
     Command("remove", "append a message.removed entry", _args_remove, cmd_remove),
     Command("recover", "repair an unterminated last line", _args_recover, cmd_recover),
     Command("read", "one page of entries", _args_read, cmd_read),
+    # capture, recover-recording, asset, delete (the assets and capture capabilities)
+    *(Command(*spec) for spec in CAPTURE_COMMANDS),
     Command("dsh", "dsh JSONL persistence v0: create, append, load, list", _args_dsh, cmd_dsh),
     Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]

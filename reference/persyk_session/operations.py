@@ -21,6 +21,16 @@ from ._append import (
     remove_entry,
 )
 from ._args import leaf_selector, session_arg, string_arg
+from ._capture_ops import (
+    CAPTURE_OPERATIONS,
+    op_asset_verify,
+    op_asset_write,
+    op_capture_finish,
+    op_capture_start,
+    op_capture_write,
+    op_delete_session,
+    op_recover_recording,
+)
 from ._context import (
     DEFAULT_TARGET,
     TARGETS,
@@ -38,11 +48,18 @@ __all__ = [
     "OPERATIONS",
     "Operation",
     "op_append",
+    "op_asset_verify",
+    "op_asset_write",
+    "op_capture_finish",
+    "op_capture_start",
+    "op_capture_write",
     "op_context",
     "op_create",
+    "op_delete_session",
     "op_info",
     "op_read",
     "op_recover",
+    "op_recover_recording",
     "op_remove",
     "op_validate",
 ]
@@ -245,4 +262,6 @@ OPERATIONS: dict[str, Operation] = {
     "remove": op_remove,
     "recover": op_recover,
     "read": op_read,
+    # the assets and capture capabilities (_capture_ops)
+    **CAPTURE_OPERATIONS,
 }
