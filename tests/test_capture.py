@@ -384,3 +384,19 @@ def test_cli_capture_finishes_on_sigterm_and_recover_recording_reports(tmp_path:
     recovered = _cli("recover-recording", path, "--recording", "r1", "--json")
     out, _ = recovered.communicate(timeout=20)
     assert recovered.returncode == 0 and json.loads(out)["action"] == "none"
+
+
+# --- the fixtures' WAVs (the oracle reads what the cases compare against) -----------------------
+
+
+def test_every_expected_wav_of_the_cases_reads_back_with_libsndfile() -> None:
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "v1"
+    found = sorted(root.glob("*/*/expected/*.wav"))
+    assert len(found) >= 10
+    for path in found:
+        info = sf.info(str(path))
+        data = path.read_bytes()
+        layout = _wav.parse_layout(lambda offset, size: data[offset:offset + size], len(data))
+        assert info.frames == layout.declared_data_size // layout.block_align, path.parent.parent
+        assert info.channels == layout.channels and info.samplerate == layout.rate
+        assert not _wav.plan_recovery(layout, len(data)).changes  # nothing left to repair

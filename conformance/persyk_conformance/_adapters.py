@@ -374,6 +374,7 @@ class InProcessAdapter:
     ) -> None:
         self.profile = profile
         profiles = frozenset({profile})
+        on_kill: Callable[[], None] | None = None
         if dispatch is None:
             import persyk_session.adapter as reference
             from persyk_session import __version__
@@ -381,12 +382,14 @@ class InProcessAdapter:
             def dispatch(op: str, args: dict[str, Any]) -> dict[str, Any]:
                 return reference.dispatch(op, args, profile)
 
+            on_kill = reference.abandon
             capabilities = frozenset(reference.capabilities())
             profiles = frozenset(reference.PROFILES)
             implementation = Implementation(
                 name="persyk-session", version=__version__, language="python (in-process)"
             )
         self._dispatch = dispatch
+        self._on_kill = on_kill
         self._hello = Hello(
             protocol=1,
             implementation=implementation or Implementation("in-process", "0", "python"),
@@ -452,4 +455,7 @@ class InProcessAdapter:
         pass
 
     def kill(self) -> None:
-        pass
+        # What a killed reference process leaves (harness condition crashAfter): its captures'
+        # descriptors closed, nothing more written. Only for the reference's own dispatch.
+        if self._on_kill is not None:
+            self._on_kill()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
+from ._capture_harness import prepare_workspace, resolve_results
 from ._cases import Case
 from ._explain import case_folder, expectation_lines
 from ._match import match
@@ -268,10 +269,15 @@ class Runner:
 
     def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
         case = planned.case
+        results: list[Mapping[str, Any] | None] = []
         for number, step in enumerate(case.steps, start=1):
-            args = absolutize(step.args, workspace, self.profile.path_args)
+            if not self._started and not self._ensure_started(verdict):
+                return  # the adapter killed after the previous step (crashAfter) did not restart
+            args = absolutize(resolve_results(step.args, results), workspace,
+                              self.profile.path_args)
             conditions = step.harness or {}
             try:
+                prepare_workspace(workspace, conditions.get("prepare", ()))
                 with held_lock(workspace, conditions.get("holdLock")):
                     before = snapshot(workspace)
                     limit = conditions.get("fileSizeLimit")
@@ -313,6 +319,7 @@ class Runner:
                             number, step.op)
                 return
             assert isinstance(reply, Result)
+            results.append(reply.value)
             problems = self._check_step(planned, step.op, step.expect, reply.value)
             after = snapshot(workspace)
             if step.op in self.profile.read_only_ops:
@@ -326,6 +333,8 @@ class Runner:
                 verdict.set(Outcome.FAIL, "the result does not match", number, step.op)
                 verdict.mismatches.extend(problems)
                 return
+            if conditions.get("crashAfter"):
+                self._kill()  # a crash: the next step runs in a fresh adapter (CAP-26, AST-20)
 
     def _check_step(
         self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]
@@ -357,24 +366,27 @@ class Runner:
 
 
 @contextlib.contextmanager
-def held_lock(workspace: Path, relative: str | None) -> Iterator[None]:
-    """Hold ``flock(LOCK_EX)`` on a workspace file for the duration of a step (APP-5, APP-6).
+def held_lock(workspace: Path, relative: str | Sequence[str] | None) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on a workspace file (or on each of a list) for the duration of a
+    step (APP-5, APP-6; an asset lock, CAP-19).
 
     The lock file is created before the step's snapshot, so creating it is not blamed on the
     implementation; a conforming implementation must then wait and give up with
-    LOCK_UNAVAILABLE.
+    LOCK_UNAVAILABLE (ASSET_LOCKED for an asset lock, which is never waited for).
     """
-    if relative is None:
-        yield
-        return
-    path = workspace / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    names = [] if relative is None else [relative] if isinstance(relative, str) else relative
+    held: list[int] = []
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        for name in names:
+            path = workspace / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            held.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # closing the descriptor releases the flock
+        for fd in held:
+            os.close(fd)  # closing the descriptor releases the flock
 
 
 def _materialize(case: Case, workspace: Path) -> None:

@@ -26,6 +26,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from ._capture_harness import capture_file_check
 from ._protocol import PATH_ARGS
 from ._record_lines import record_file_problems
 
@@ -228,6 +229,8 @@ def check_files(
                     tree_file.read_bytes() if tree_file.is_file() else None,
                     compact=bool(check.get("compact", False)),
                 )
+        elif (found := capture_file_check(rel, check, path)) is not None:
+            problems += found  # locked, wav (_capture_harness)
         else:
             problems.append(f"{rel}: unknown file check {sorted(check)}")
     return problems
