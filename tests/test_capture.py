@@ -396,7 +396,7 @@ def test_every_expected_wav_of_the_cases_reads_back_with_libsndfile() -> None:
     for path in found:
         info = sf.info(str(path))
         data = path.read_bytes()
-        layout = _wav.parse_layout(lambda offset, size: data[offset:offset + size], len(data))
+        layout = _wav.parse_layout(lambda at, n, d=data: d[at:at + n], len(data))
         assert info.frames == layout.declared_data_size // layout.block_align, path.parent.parent
         assert info.channels == layout.channels and info.samplerate == layout.rate
         assert not _wav.plan_recovery(layout, len(data)).changes  # nothing left to repair
