@@ -20,7 +20,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -179,61 +179,106 @@ def check_files(
     """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it."""
     problems: list[str] = []
     for rel, check in checks.items():
-        path = workspace / rel
-        if "absent" in check:
-            if path.exists() or path.is_symlink():
-                problems.append(f"{rel}: expected absent, but it exists")
-        elif "exists" in check:
-            if not path.exists():
-                problems.append(f"{rel}: expected to exist, but it is absent")
-        elif "unchanged" in check:
-            now = snapshot_file(path)
-            was = before.get(rel)
-            if now != was:
-                problems.append(f"{rel}: expected unchanged by this step, but it changed")
-        elif "equals" in check:
-            expected = (case_directory / check["equals"]).read_bytes()
-            if not path.is_file():
-                problems.append(f"{rel}: expected equal to {check['equals']}, but it is absent")
-            else:
-                actual = path.read_bytes()
-                if actual != expected:
-                    problems.append(
-                        f"{rel}: expected equal to {check['equals']} ({len(expected)} bytes), "
-                        f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
-                    )
-        elif "startsWith" in check:
-            # dsh-v0 (DSH-13, DSH-19): kept bytes stay; what follows is the implementation's.
-            prefix = (case_directory / check["startsWith"]).read_bytes()
-            head = _read_head(path, len(prefix)) if path.is_file() else None
-            if head != prefix:
-                problems.append(f"{rel}: expected to begin with the {len(prefix)} bytes of "
-                                f"{check['startsWith']}, but it does not")
-        elif "containsFile" in check:
-            # RCV-6: the preserved fragment's name is the implementation's; its bytes are not.
-            wanted = (case_directory / check["containsFile"]).read_bytes()
-            held = [child for child in path.iterdir() if child.is_file()] if path.is_dir() else []
-            if not any(child.read_bytes() == wanted for child in held):
-                problems.append(f"{rel}: expected a file equal to {check['containsFile']} "
-                                f"({len(wanted)} bytes) in it; found {len(held)} other file(s)")
-        elif "equalsRecords" in check:
-            if not path.is_file():
-                problems.append(f"{rel}: expected records, but the file is absent")
-            else:
-                tree_file = case_directory / "tree"
-                for part in rel.split("/"):
-                    tree_file = tree_file / part
-                problems += record_file_problems(
-                    rel, path.read_bytes(),
-                    (case_directory / check["equalsRecords"]).read_bytes(),
-                    tree_file.read_bytes() if tree_file.is_file() else None,
-                    compact=bool(check.get("compact", False)),
-                )
-        elif (found := capture_file_check(rel, check, path)) is not None:
+        kind = next((name for name in _FILE_CHECKS if name in check), None)
+        if kind is not None:
+            problems += _FILE_CHECKS[kind](_FileCheck(rel, workspace / rel, check, before,
+                                                      case_directory))
+        elif (found := capture_file_check(rel, check, workspace / rel)) is not None:
             problems += found  # locked, wav (_capture_harness)
         else:
             problems.append(f"{rel}: unknown file check {sorted(check)}")
     return problems
+
+
+@dataclass(frozen=True, slots=True)
+class _FileCheck:
+    """One ``files`` check of a step: the path it names (relative and in the workspace), the
+    check object, the workspace before the step, and the case directory."""
+
+    rel: str
+    path: Path
+    check: Mapping[str, Any]
+    before: Snapshot
+    case_directory: Traversable
+
+    def beside(self, kind: str) -> bytes:
+        """The bytes of the file beside case.json that the check of ``kind`` names."""
+        name: str = self.check[kind]
+        return (self.case_directory / name).read_bytes()
+
+
+def _absent(c: _FileCheck) -> list[str]:
+    if c.path.exists() or c.path.is_symlink():
+        return [f"{c.rel}: expected absent, but it exists"]
+    return []
+
+
+def _exists(c: _FileCheck) -> list[str]:
+    return [] if c.path.exists() else [f"{c.rel}: expected to exist, but it is absent"]
+
+
+def _unchanged(c: _FileCheck) -> list[str]:
+    if snapshot_file(c.path) != c.before.get(c.rel):
+        return [f"{c.rel}: expected unchanged by this step, but it changed"]
+    return []
+
+
+def _equals(c: _FileCheck) -> list[str]:
+    expected = c.beside("equals")
+    if not c.path.is_file():
+        return [f"{c.rel}: expected equal to {c.check['equals']}, but it is absent"]
+    actual = c.path.read_bytes()
+    if actual == expected:
+        return []
+    return [
+        f"{c.rel}: expected equal to {c.check['equals']} ({len(expected)} bytes), "
+        f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
+    ]
+
+
+def _starts_with(c: _FileCheck) -> list[str]:
+    # dsh-v0 (DSH-13, DSH-19): kept bytes stay; what follows is the implementation's.
+    prefix = c.beside("startsWith")
+    head = _read_head(c.path, len(prefix)) if c.path.is_file() else None
+    if head == prefix:
+        return []
+    return [f"{c.rel}: expected to begin with the {len(prefix)} bytes of "
+            f"{c.check['startsWith']}, but it does not"]
+
+
+def _contains_file(c: _FileCheck) -> list[str]:
+    # RCV-6: the preserved fragment's name is the implementation's; its bytes are not.
+    wanted = c.beside("containsFile")
+    held = [child for child in c.path.iterdir() if child.is_file()] if c.path.is_dir() else []
+    if any(child.read_bytes() == wanted for child in held):
+        return []
+    return [f"{c.rel}: expected a file equal to {c.check['containsFile']} "
+            f"({len(wanted)} bytes) in it; found {len(held)} other file(s)"]
+
+
+def _equals_records(c: _FileCheck) -> list[str]:
+    if not c.path.is_file():
+        return [f"{c.rel}: expected records, but the file is absent"]
+    tree_file = c.case_directory / "tree"
+    for part in c.rel.split("/"):
+        tree_file = tree_file / part
+    return record_file_problems(
+        c.rel, c.path.read_bytes(), c.beside("equalsRecords"),
+        tree_file.read_bytes() if tree_file.is_file() else None,
+        compact=bool(c.check.get("compact", False)),
+    )
+
+
+# Each kind of ``files`` check (docs/fixtures.md), tried in this order.
+_FILE_CHECKS: Mapping[str, Callable[[_FileCheck], list[str]]] = {
+    "absent": _absent,
+    "exists": _exists,
+    "unchanged": _unchanged,
+    "equals": _equals,
+    "startsWith": _starts_with,
+    "containsFile": _contains_file,
+    "equalsRecords": _equals_records,
+}
 
 
 def _read_head(path: Path, size: int) -> bytes:
