@@ -9,7 +9,7 @@ docs/fixtures.md:
 * anything else matches by JSON equality: ``1`` equals ``1.0``, but ``true`` is not ``1`` and
   ``"1"`` is not ``1``.
 
-Three operators exist. ``{"$matches": P}`` matches a string in which the regular expression P
+Five operators exist. ``{"$matches": P}`` matches a string in which the regular expression P
 (ECMA-262 and Python alike: anchor with ``^`` and ``(?![\\s\\S])``) finds a match, for values
 the implementation generates (ID-5: a generated id's length). Two more, because a pattern cannot
 otherwise prove that a key is absent. A member
@@ -17,8 +17,10 @@ whose pattern is ``{"$absent": true}`` matches only when the actual object lacks
 must never be there, e.g. a tool result's details in generic context, CTX-10). An object
 whose only key is ``"$exact"`` matches a value that is JSON-equal to the operand, with no extra
 object member at any depth (lists by length and element, numbers by value, ``true`` not ``1``).
-Cases use it for stored values that must come back unchanged (a message, custom data, a paged
-entry, the header) and for maps whose every key is asserted (labels, counts by type).
+``{"$includes": [P, ...]}`` matches a list holding an element for each pattern, in any order,
+and ``{"$unordered": [P, ...]}`` one holding exactly those (a set of redaction pointers, RT-2).
+Cases use ``$exact`` for stored values that must come back unchanged (a message, custom data, a
+paged entry, the header) and for maps whose every key is asserted (labels, counts by type).
 
 ``match`` returns one description per mismatch (an empty list means the result matches), each
 prefixed with the JSON pointer (RFC 6901) of the place where the two differ.
@@ -30,11 +32,13 @@ import json
 import re
 from typing import Any
 
-__all__ = ["ABSENT", "EXACT", "MATCHES", "match"]
+__all__ = ["ABSENT", "EXACT", "INCLUDES", "MATCHES", "UNORDERED", "match"]
 
 EXACT = "$exact"
 ABSENT = "$absent"
 MATCHES = "$matches"
+INCLUDES = "$includes"
+UNORDERED = "$unordered"
 
 
 def match(expected: Any, actual: Any, path: str = "") -> list[str]:
@@ -52,6 +56,10 @@ def _compare(expected: Any, actual: Any, path: str, *, exact: bool) -> list[str]
                 f"got {_show(actual)}"]
     if not exact and isinstance(expected, dict) and len(expected) == 1 and EXACT in expected:
         return _compare(expected[EXACT], actual, path, exact=True)
+    if not exact and isinstance(expected, dict) and len(expected) == 1 and (
+        INCLUDES in expected or UNORDERED in expected
+    ):
+        return _compare_unordered(expected, actual, path)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return [_differs(path, "an object", actual)]
@@ -87,6 +95,26 @@ def _compare(expected: Any, actual: Any, path: str, *, exact: bool) -> list[str]
     if _json_equal(expected, actual):
         return []
     return [f"{_at(path)}: expected {_show(expected)}, got {_show(actual)}"]
+
+
+def _compare_unordered(expected: dict[str, Any], actual: Any, path: str) -> list[str]:
+    """``$includes``: a list holding each given pattern (as many times as given), in any order;
+    ``$unordered``: the same, with nothing else in the list. Each pattern takes one element."""
+    patterns = expected.get(INCLUDES, expected.get(UNORDERED))
+    if not isinstance(actual, list) or not isinstance(patterns, list):
+        return [_differs(path, "an array", actual)]
+    left = list(actual)
+    problems: list[str] = []
+    for pattern in patterns:
+        found = next((i for i, item in enumerate(left) if not _compare(
+            pattern, item, path, exact=False)), None)
+        if found is None:
+            problems.append(f"{_at(path)}: no element matches {_show(pattern)} in {_show(actual)}")
+        else:
+            del left[found]
+    if UNORDERED in expected and left and not problems:
+        problems.append(f"{_at(path)}: unexpected element(s) {_show(left)}")
+    return problems
 
 
 def _json_equal(expected: Any, actual: Any) -> bool:

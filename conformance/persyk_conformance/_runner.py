@@ -65,6 +65,8 @@ class Planned:
 # A fixture case plants a canary by writing a token ``persyk-canary-...`` into a file of its
 # tree or inputs, or into a step argument; no diagnostic and no stderr line may repeat it
 # (DIAG-1, DIAG-9, DIAG-10), exactly as for the harness's generated canaries.
+# Operations whose whole result must be free of every canary planted in the case (RT-1).
+SANITIZING_OPS: frozenset[str] = frozenset({"sanitize"})
 _CANARY = re.compile(r"persyk-canary-[A-Za-z0-9-]*[A-Za-z0-9]")
 
 
@@ -340,6 +342,12 @@ class Runner:
         self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]
     ) -> list[str]:
         problems = match(dict(expect), dict(value))
+        if op in SANITIZING_OPS and planned.canaries:
+            # RT-1: a sanitizing operation's whole result is what gets persisted.
+            problems += [
+                f"the result still holds the secret planted in {where}"
+                for where in _leaks(planned.canaries, dumps_line(dict(value)).decode("utf-8"))
+            ]
         diagnostics = {k: value[k] for k in ("error", "errors") if k in value}
         if diagnostics and planned.canaries:
             text = dumps_line(diagnostics).decode("utf-8")

@@ -14,9 +14,11 @@ To add a command: write ``_args_<name>(parser)`` and ``cmd_<name>(args) -> int``
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ._capture_cli import CAPTURE_COMMANDS
@@ -30,6 +32,7 @@ from .operations import (
     op_read,
     op_recover,
     op_remove,
+    op_sanitize,
     op_validate,
 )
 
@@ -241,6 +244,35 @@ def cmd_read(args: argparse.Namespace) -> int:
     return _result_status(result)
 
 
+# --- sanitize ----------------------------------------------------------------------------------
+
+
+def _args_sanitize(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--payload", type=Path, metavar="FILE",
+                        help="the provider payload, one JSON value (default: standard input)")
+    parser.add_argument("--url", help="also sanitize this URL (an api_connection endpoint)")
+    parser.add_argument("--json", action="store_true", help="print JSON (the only output form)")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def cmd_sanitize(args: argparse.Namespace) -> int:
+    """RT-1, RT-2: print ``{"payload", "redactions"[, "url"]}``. A payload that is not JSON is a
+    usage error whose message never quotes it (it may hold the very secrets)."""
+    data = args.payload.read_bytes() if args.payload is not None else sys.stdin.buffer.read()
+    try:
+        payload = json.loads(data, parse_constant=_refuse_constant)
+    except ValueError:
+        raise UsageError(Code.USAGE, "the payload is not one JSON value (UTF-8)") from None
+    op_args: dict[str, Any] = {"payload": payload}
+    if args.url is not None:
+        op_args["url"] = args.url
+    _print_json(op_sanitize(op_args), sys.stdout)
+    return EXIT_OK
+
+
 # --- adapter -----------------------------------------------------------------------------------
 
 
@@ -291,6 +323,8 @@ COMMANDS: list[Command] = [
     Command("read", "one page of entries", _args_read, cmd_read),
     # capture, recover-recording, asset, delete (the assets and capture capabilities)
     *(Command(*spec) for spec in CAPTURE_COMMANDS),
+    Command("sanitize", "remove credentials from a provider payload (RT-1)", _args_sanitize,
+            cmd_sanitize),
     Command("dsh", "dsh JSONL persistence v0: create, append, load, list", _args_dsh, cmd_dsh),
     Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]

@@ -42,6 +42,7 @@ from ._context import (
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._paging import read_page
 from ._recovery import recover
+from ._sanitize import sanitize, sanitize_url
 from ._store import OpenSession, open_session
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "op_recover",
     "op_recover_recording",
     "op_remove",
+    "op_sanitize",
     "op_validate",
 ]
 
@@ -252,6 +254,19 @@ def op_read(args: dict[str, Any]) -> dict[str, Any]:
     return page.to_json()
 
 
+def op_sanitize(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"payload", "redactions"}``, and ``"url"`` when one is given: the credentials of a
+    provider payload and of an endpoint removed (RT-1, RT-2, RT-29..RT-32). Pure: no file."""
+    if "payload" not in args:
+        raise UsageError(Code.USAGE, "the argument 'payload' is required")
+    cleaned = sanitize(args["payload"])
+    result: dict[str, Any] = {"payload": cleaned.payload, "redactions": list(cleaned.redactions)}
+    url = string_arg(args, "url", required=False)
+    if url is not None:
+        result["url"] = sanitize_url(url)
+    return result
+
+
 # Dispatch table of the protocol operations; the adapter and the CLI go through it.
 OPERATIONS: dict[str, Operation] = {
     "validate": op_validate,
@@ -264,4 +279,5 @@ OPERATIONS: dict[str, Operation] = {
     "read": op_read,
     # the assets and capture capabilities (_capture_ops)
     **CAPTURE_OPERATIONS,
+    "sanitize": op_sanitize,
 }
