@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from persyk_contract import contract_version
+
+from . import __version__
 from ._capture_cli import CAPTURE_COMMANDS
+from ._context import DEFAULT_TARGET, TARGETS
 from ._errors import Code, UsageError
 from ._records import dumps_json
 from .operations import (
@@ -126,7 +130,11 @@ def _args_context(parser: argparse.ArgumentParser) -> None:
         default="history",
         help="effective history (default), generic context, or what a target API accepts",
     )
-    parser.add_argument("--target", help="the target API for --view target")
+    parser.add_argument(
+        "--target", choices=sorted(TARGETS), metavar="API",
+        help=f"the target API for --view target: {', '.join(sorted(TARGETS))} "
+             f"(default: {DEFAULT_TARGET})",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (the only output form)")
 
 
@@ -332,6 +340,10 @@ COMMANDS: list[Command] = [
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="persyk-session", description="Persyk session format v1 tools.")
+    parser.add_argument(
+        "--version", action="version",
+        version=f"%(prog)s {__version__} (contract {contract_version()})",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         sub_parser = sub.add_parser(command.name, help=command.help, description=command.help)

@@ -21,10 +21,15 @@ _USAGE_CODES = frozenset({str(DshCode.USAGE), str(DshCode.IO)})
 
 def add_dsh_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="dsh_command", required=True, metavar="OP")
-    create = sub.add_parser("create", help="print a new session's header (writes nothing)")
-    append = sub.add_parser("append", help="append JSON Lines events (stdin or --events)")
-    load = sub.add_parser("load", help="load a session, repairing a torn tail or open turn")
-    list_ = sub.add_parser("list", help="the headers of every session under the root")
+    create, append, load, list_ = (
+        sub.add_parser(name, help=text, description=text)
+        for name, text in (
+            ("create", "print a new session's header (writes nothing)"),
+            ("append", "append JSON Lines events (stdin or --events)"),
+            ("load", "load a session, repairing a torn tail or open turn"),
+            ("list", "the headers of every session under the root"),
+        )
+    )
     for each in (create, append, load, list_):
         each.add_argument("--root", required=True, metavar="DIR", help="the sessions root")
         each.add_argument("--json", action="store_true", help="print the JSON result")

@@ -1,0 +1,76 @@
+"""The README's commands work as written: the set-up at the top, and the walk through, run line
+by line from the README's own text (issue 10.6), so the README cannot rot."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+from persyk_conformance._match import match
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SCRIPTS = Path(sysconfig.get_path("scripts"))
+
+
+def code_blocks(text: str) -> list[list[str]]:
+    return [block.strip("\n").splitlines()
+            for block in re.findall(r"^```sh\n(.*?)^```$", text, re.M | re.S)]
+
+
+def walkthrough() -> list[str]:
+    text = README.read_text("utf-8")
+    start = text.index("A walk through")
+    return code_blocks(text[start:])[0]
+
+
+def test_readme_opens_with_the_two_set_up_commands() -> None:
+    first = code_blocks(README.read_text("utf-8"))[0]
+    assert first == [
+        "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/persyk-conformance run",
+        "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/python -m pytest -q",
+    ]
+
+
+def test_walkthrough_batch_file_ships_in_examples() -> None:
+    uses = {m for line in walkthrough() for m in re.findall(r"--records (\S+)", line)}
+    assert uses == {"examples/batch.jsonl"}
+    assert (ROOT / "examples" / "batch.jsonl").is_file()
+
+
+def _claims(comment: str) -> tuple[int, dict[str, object] | None, list[str]]:
+    """What a line's comment promises: its exit status (``exit N``, else 0), a JSON fragment
+    (``{"k": v, ...}``) the output contains, and the error codes it names."""
+    status = re.search(r"\bexit (\d)", comment)
+    fragment = None
+    if "{" in comment:
+        raw = comment[comment.index("{") : comment.rindex("}") + 1].replace(", ...}", "}")
+        fragment = json.loads(raw)
+    return int(status[1]) if status else 0, fragment, re.findall(r"\b[A-Z][A-Z_]{5,}\b", comment)
+
+
+def test_walkthrough_runs_as_written(tmp_path: Path) -> None:
+    if not (SCRIPTS / "persyk-session").is_file():
+        pytest.skip(f"persyk-session is not installed in {SCRIPTS} (pip install . first)")
+    # The README's layout: the checkout's examples/ and the venv's scripts in .venv/bin.
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "bin").symlink_to(SCRIPTS)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    lines = walkthrough()
+    assert len(lines) >= 6
+    for line in lines:
+        command, _, comment = line.partition("  #")
+        status, fragment, codes = _claims(comment)
+        proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60, check=False)
+        shown = f"{line}\n{proc.stdout}{proc.stderr}"
+        assert proc.returncode == status, shown
+        if fragment is not None:
+            assert match(fragment, json.loads(proc.stdout)) == [], shown
+        for code in codes:
+            assert code in proc.stdout + proc.stderr, shown
+    assert list((tmp_path / "demo" / "recovery").iterdir())  # the fragment was kept
