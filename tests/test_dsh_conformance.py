@@ -14,6 +14,7 @@ import persyk_contract
 import pytest
 from fakes.casetree import fake
 from persyk_conformance import check_profile_fixtures
+from persyk_conformance._harness_dsh import DSH_HARNESS_CHECKS
 from persyk_conformance._outcomes import Outcome
 from persyk_conformance._protocol import decode_hello, encode_run
 from persyk_conformance._reports import report_json
@@ -34,7 +35,8 @@ def test_reference_passes_every_dsh_case_through_its_subprocess_adapter() -> Non
     failing = [f"{r.id} {r.outcome}: {r.describe()}" for r in record.results
                if r.outcome is not Outcome.PASS]
     assert not failing, "\n".join(failing)
-    assert len(record.results) == len(list(FIXTURES.glob("*/*/case.json")))
+    cases = len(list(FIXTURES.glob("*/*/case.json")))
+    assert len(record.results) == cases + len(DSH_HARNESS_CHECKS)
     report = report_json(record)
     jsonschema.validate(report, REPORT_SCHEMA)
     assert report["header"]["profile"] == "dsh-v0"
@@ -105,3 +107,34 @@ def test_list_and_report_name_the_profile(capsys: pytest.CaptureFixture[str]) ->
     assert rows and all(row["id"].startswith(("DG-", "DR-", "DS-")) for row in rows)
     assert main(["run", "--profile", "dsh-v0", "--in-process", "--only", "DG-001"]) == 0
     assert "profile dsh-v0" in capsys.readouterr().out
+
+
+def _harness(only: str) -> Outcome:
+    record = execute(RunConfig(in_process=True, profile="dsh-v0", only=(only,)))
+    (result,) = record.results
+    return result.outcome
+
+
+def test_dsh_harness_passes_the_reference_in_process() -> None:
+    assert _harness("DH-101") is Outcome.PASS
+    assert _harness("DH-102") is Outcome.PASS
+
+
+def test_torn_log_check_fails_a_backend_that_leaves_a_step_open(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from persyk_session.dsh import _recover, _store
+
+    monkeypatch.setattr(_store, "closers", lambda events, time: [
+        c for c in _recover.closers(events, time) if c["type"] != "step/end"])
+    assert _harness("DH-101") is Outcome.FAIL
+
+
+def test_race_check_fails_a_backend_that_publishes_by_rename(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from persyk_session.dsh import _store
+
+    monkeypatch.setattr(_store, "link_new", lambda temp, path: os.link(temp, str(path) + ".x")
+                        or os.replace(str(path) + ".x", path))
+    assert _harness("DH-102") is Outcome.FAIL

@@ -26,6 +26,7 @@ from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._cases import CaseError, load_cases
 from ._contract_cli import register as register_contract_commands
 from ._harness import harness_cases
+from ._harness_dsh import DSH_HARNESS_CHECKS, dsh_harness_results
 from ._harness_write import (
     WRITE_HARNESS_CHECKS,
     WriteCheck,
@@ -86,10 +87,11 @@ class Plan:
     cases: list[Planned]
     write_checks: list[WriteCheck]
     known: list[str]
+    dsh_checks: tuple[str, ...] = ()  # the dsh-v0 harness checks (DH-) selected
 
     @property
     def total(self) -> int:
-        return len(self.cases) + len(self.write_checks)
+        return len(self.cases) + len(self.write_checks) + len(self.dsh_checks)
 
 
 def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
@@ -104,19 +106,23 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     checks = list(WRITE_HARNESS_CHECKS) if harness else []
     if harness:
         plan += harness_cases(sandbox.runner / "harness")
+    dsh_checks = list(DSH_HARNESS_CHECKS) if config.harness and profile.name == "dsh-v0" else []
     known = [p.case.id for p in plan] + [check.id for check in checks]
+    known += [check.id for check in dsh_checks]
     items = [
         Selectable(p.case.id, p.case.kind, p.case.rules, p.case.level, p.case.requires,
                    p.case.directory.name if p.case.kind != "harness" else "")
         for p in plan
     ] + [Selectable(c.id, "harness", c.rules, c.level, c.requires) for c in checks]
+    items += [Selectable(c.id, "harness", c.rules, "MUST", ()) for c in dsh_checks]
     only, skip = split_selectors(config.only), split_selectors(config.skip)
     try:
         chosen = {item.id for item in select(items, only, skip)}
     except SelectionError as exc:
         raise UsageProblem(str(exc)) from None
     selected = Plan(
-        [p for p in plan if p.case.id in chosen], [c for c in checks if c.id in chosen], known
+        [p for p in plan if p.case.id in chosen], [c for c in checks if c.id in chosen], known,
+        tuple(c.id for c in dsh_checks if c.id in chosen),
     )
     if not selected.total:
         raise UsageProblem("the selection (--only/--skip) leaves no case to run")
@@ -168,6 +174,7 @@ def execute(
             runner.close()
         try:
             results += _run_write_harness(config, sandbox, adapter, expected, plan, progress)
+            results += _run_dsh_harness(config, sandbox, expected, plan)
         finally:
             if progress is not None:
                 progress.clear()
@@ -226,6 +233,23 @@ def _run_write_harness(
         if progress is not None:
             progress(number, plan.total, result)
     return results
+
+
+def _run_dsh_harness(
+    config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan
+) -> list[CaseResult]:
+    """The dsh-v0 harness checks (DH-101 torn logs, DH-102 racing first appends)."""
+    if not plan.dsh_checks:
+        return []
+    made = 0
+
+    def fresh_adapter() -> Adapter:
+        nonlocal made
+        made += 1
+        return _adapter(config, sandbox, f"dsh-harness-{made}.stderr")[0]
+
+    return dsh_harness_results(fresh_adapter, sandbox.runner / "dsh-harness",
+                               plan.dsh_checks, expected)
 
 
 def _progress(stream: TextIO | None, total: int) -> _ProgressLine | None:
