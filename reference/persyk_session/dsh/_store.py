@@ -8,10 +8,12 @@ publishing is a hard link that fails when the name exists (DSH-18).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,7 +167,8 @@ class DshStore:
              exact_bucket: bool = False) -> Loaded:
         path = self.find(session_id, cwd, exact_bucket=exact_bucket)
         data = path.read_bytes()
-        scan = scan_log(data)  # DSH-13: any fatal fault is raised before a byte is changed
+        with _no_cyclic_gc():
+            scan = scan_log(data)  # DSH-13: any fatal fault is raised before a byte is changed
         check_location(scan.header, session_id, path.parent.name)
         last_time = scan.events[-1]["time"] if scan.events else scan.header["createdAt"]
         added = closers(scan.events, last_time)
@@ -216,6 +219,20 @@ class DshStore:
         except FileNotFoundError:
             return []  # no root yet: no session was ever appended
         return [e.name for e in entries if is_bucket_name(e.name) and e.is_dir()]
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Parsed JSON values hold no reference cycles, yet each few hundred allocations trigger
+    the cyclic collector, which walks every event parsed so far: loading 100 MB took 2-3x
+    longer with it (docs/performance.md, "dsh-v0"). Reference counting still frees garbage."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _first_line_header(path: Path) -> dict[str, Any]:
