@@ -360,6 +360,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             "requires": list(check.requires),
         }
         for check in plan.write_checks
+    ] + [
+        {"id": check.id, "kind": "harness", "title": check.title, "level": "MUST",
+         "rules": list(check.rules), "requires": []}
+        for check in DSH_HARNESS_CHECKS
+        if check.id in plan.dsh_checks
     ]
     if args.json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
