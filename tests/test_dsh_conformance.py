@@ -104,7 +104,8 @@ def test_reference_adapter_refuses_an_unknown_profile() -> None:
 def test_list_and_report_name_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--profile", "dsh-v0", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert rows and all(row["id"].startswith(("DG-", "DR-", "DS-")) for row in rows)
+    assert rows and all(row["id"].startswith(("DG-", "DR-", "DS-", "DH-")) for row in rows)
+    assert [row["id"] for row in rows if row["kind"] == "harness"] == ["DH-101", "DH-102"]
     assert main(["run", "--profile", "dsh-v0", "--in-process", "--only", "DG-001"]) == 0
     assert "profile dsh-v0" in capsys.readouterr().out
 
