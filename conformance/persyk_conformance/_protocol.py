@@ -64,7 +64,7 @@ READ_ONLY_OPS: frozenset[str] = persyk_contract.read_only_operations()
 
 # The argument keys that hold paths. A case gives them relative to its workspace; the runner
 # sends them absolute, so an adapter never depends on its working directory.
-PATH_ARGS: frozenset[str] = frozenset({"session", "recordsFile"})
+PATH_ARGS: frozenset[str] = frozenset({"session", "recordsFile", "script"})
 
 
 class ProtocolViolation(Exception):

@@ -67,6 +67,11 @@ class Planned:
 # (DIAG-1, DIAG-9, DIAG-10), exactly as for the harness's generated canaries.
 # Operations whose whole result must be free of every canary planted in the case (RT-1).
 SANITIZING_OPS: frozenset[str] = frozenset({"sanitize"})
+# Operations that persist provider payloads: every byte they leave in the workspace (the session
+# file, every asset) must be free of the canaries planted in the case (RT-1).
+PERSISTING_SANITIZED_OPS: frozenset[str] = frozenset({"replay"})
+# A file larger than this is scanned in part only (the scan must stay bounded).
+_SCAN_LIMIT = 64 << 20
 _CANARY = re.compile(r"persyk-canary-[A-Za-z0-9-]*[A-Za-z0-9]")
 
 
@@ -324,6 +329,8 @@ class Runner:
             results.append(reply.value)
             problems = self._check_step(planned, step.op, step.expect, reply.value)
             after = snapshot(workspace)
+            if step.op in PERSISTING_SANITIZED_OPS and planned.canaries:
+                problems += _leaked_into_files(workspace, planned.canaries)
             if step.op in self.profile.read_only_ops:
                 problems += [
                     f"read-only {step.op} changed the workspace: {change}"
@@ -416,6 +423,23 @@ def _expected(case: Case, verdict: _Verdict) -> tuple[str, ...]:
     if verdict.step is None or not 1 <= verdict.step <= len(case.steps):
         return ()
     return expectation_lines(case.steps[verdict.step - 1].expect)
+
+
+def _leaked_into_files(workspace: Path, canaries: Mapping[str, str]) -> list[str]:
+    """RT-1: each file the implementation may have written (all but the case's inputs/) that
+    holds a planted canary."""
+    problems: list[str] = []
+    for path in sorted(workspace.rglob("*")):
+        relative = path.relative_to(workspace)
+        if relative.parts[0] == "inputs" or path.is_symlink() or not path.is_file():
+            continue
+        with path.open("rb") as stream:
+            text = stream.read(_SCAN_LIMIT).decode("utf-8", "replace")
+        problems += [
+            f"{relative.as_posix()} holds the secret planted in {where}"
+            for where in _leaks(canaries, text)
+        ]
+    return problems
 
 
 def _leaks(canaries: Mapping[str, str], text: str) -> list[str]:

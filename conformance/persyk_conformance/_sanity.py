@@ -66,9 +66,6 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "DIAG-7": "exit statuses belong to the command line; the adapter protocol carries results, "
     "so the CLI's own tests check them",
     "CAP-11": "realtime queue limits: cases come with the realtime capability (issue 13/14)",
-    "CAP-12": "halting on a persistence or backpressure failure of realtime work: cases come "
-    "with the realtime capability (issue 13/14)",
-    "CAP-13": "ordering limits: cases come with the realtime capability (issue 13/14)",
     "CAP-14": "the stop deadline of realtime work: cases come with the realtime capability "
     "(issue 13/14)",
     "CAP-15": "closing gaps and publishing on stop: cases come with the realtime capability "

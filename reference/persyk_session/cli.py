@@ -36,6 +36,7 @@ from .operations import (
     op_read,
     op_recover,
     op_remove,
+    op_replay,
     op_sanitize,
     op_validate,
 )
@@ -281,6 +282,27 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- replay ------------------------------------------------------------------------------------
+
+
+def _args_replay(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="a session directory or its session.jsonl")
+    parser.add_argument("--script", required=True, metavar="FILE",
+                        help="a provider-event script (docs/realtime.md)")
+    _add_leaf(parser, "chain the evidence from this entry",
+              "start the evidence at the root (parent null)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    if args.leaf is None and not args.leaf_null:
+        raise UsageError(Code.USAGE, "replay needs --leaf ID or --leaf-null")
+    result = op_replay({"session": args.path, "script": args.script, **_leaf_args(args)})
+    summary = (f"appended {len(result.get('appended', []))} record(s); halted: "
+               f"{(result.get('halted') or {}).get('code', 'no')}")
+    return _report(result, args.json, summary)
+
+
 # --- adapter -----------------------------------------------------------------------------------
 
 
@@ -333,6 +355,8 @@ COMMANDS: list[Command] = [
     *(Command(*spec) for spec in CAPTURE_COMMANDS),
     Command("sanitize", "remove credentials from a provider payload (RT-1)", _args_sanitize,
             cmd_sanitize),
+    Command("replay", "play a provider-event script into a session as evidence", _args_replay,
+            cmd_replay),
     Command("dsh", "dsh JSONL persistence v0: create, append, load, list", _args_dsh, cmd_dsh),
     Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]

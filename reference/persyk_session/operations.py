@@ -42,6 +42,7 @@ from ._context import (
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._paging import read_page
 from ._recovery import recover
+from ._replay_run import read_script_file, replay
 from ._sanitize import sanitize, sanitize_url
 from ._store import OpenSession, open_session
 
@@ -62,6 +63,7 @@ __all__ = [
     "op_recover",
     "op_recover_recording",
     "op_remove",
+    "op_replay",
     "op_sanitize",
     "op_validate",
 ]
@@ -267,6 +269,29 @@ def op_sanitize(args: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def op_replay(args: dict[str, Any]) -> dict[str, Any]:
+    """Play a provider-event script into the session from the caller's explicit leaf (RT-3..RT-5,
+    RT-34..RT-37): ``{"appended", "evidence", "connections", "notReplayed", "halted"}``."""
+    session = session_arg(args)
+    script = string_arg(args, "script")
+    assert script is not None
+    if "leaf" not in args:
+        raise UsageError(Code.USAGE, "replay needs an explicit leaf (an entry id, or null)")
+    leaf = leaf_selector(args)
+    data = read_script_file(script)
+    opened = open_session(session)
+    problem = _first_problem(opened)
+    if problem is not None:
+        return _error(problem)
+    header = opened.index.header or {}  # a valid session always has its header (HDR-1)
+    start = str(header["timestamp"])  # RT-35: the virtual clock's start
+    try:
+        result = replay(session, data, leaf, start, timeout=_lock_timeout(args))
+    except ContractError as error:
+        return _error(error.diagnostics[0])
+    return result.to_json()
+
+
 # Dispatch table of the protocol operations; the adapter and the CLI go through it.
 OPERATIONS: dict[str, Operation] = {
     "validate": op_validate,
@@ -280,4 +305,5 @@ OPERATIONS: dict[str, Operation] = {
     # the assets and capture capabilities (_capture_ops)
     **CAPTURE_OPERATIONS,
     "sanitize": op_sanitize,
+    "replay": op_replay,
 }

@@ -1,0 +1,151 @@
+"""Replaying provider-event scripts (RT-3..RT-5, RT-34..RT-37, CAP-12): the script reader, the
+planner, the command line and the shipped examples."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from persyk_session._errors import UsageError
+from persyk_session._replay import Halt, PlannedRecord, parse_script, plan_replay, timestamp_at
+from persyk_session._store import open_session
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "realtime"
+START = "2026-01-01T00:00:00.000Z"
+
+
+def lines(*objects: object) -> bytes:
+    return b"".join(json.dumps(o).encode() + b"\n" for o in objects)
+
+
+OPEN = {"at": 0, "connection": "c1", "open": {"provider": "openai", "endpoint":
+        "wss://api.example.com/v1?api_key=k", "model": "m", "api": "realtime"}}
+
+
+@pytest.mark.parametrize(("script", "why"), [
+    (b"not json\n", "line 1 is not JSON"),
+    (lines([1]), "line 1 is not a JSON object"),
+    (lines({"connection": "c1", "open": {}}), "line 1 has no 'at'"),
+    (lines({"at": -1, "fault": "persistence"}), "line 1 has no 'at'"),
+    (lines({"at": 0, "fault": "persistence", "local": "stop"}), "exactly one of"),
+    (lines({"at": 0, "direction": "received", "event": {"type": "x"}}), "needs a 'connection'"),
+    (lines({"at": 0, "connection": "c", "direction": "sideways", "event": {"type": "x"}}),
+     "needs a direction"),
+    (lines({"at": 5, "local": "stop"}, {"at": 4, "local": "stop"}), "line 2 goes back in time"),
+])
+def test_a_malformed_script_is_a_usage_error_naming_its_line(script: bytes, why: str) -> None:
+    with pytest.raises(UsageError, match=why):
+        parse_script(script)
+
+
+def test_usage_errors_never_quote_the_script() -> None:
+    with pytest.raises(UsageError) as raised:
+        parse_script(b'{"at": 0, "api_key": "sk-hidden-hidden-hidden-hidden"\n')
+    assert "hidden" not in str(raised.value)
+
+
+def test_blank_lines_are_skipped_and_keep_their_numbers() -> None:
+    parsed = parse_script(b"\n" + lines(OPEN) + b"  \n" + lines({"at": 1, "local": "stop"}))
+    assert [(line.line, line.kind) for line in parsed] == [(2, "open"), (4, "local")]
+
+
+def test_an_event_of_a_connection_never_opened_is_refused() -> None:
+    script = parse_script(lines({"at": 0, "connection": "c9", "direction": "received",
+                                 "event": {"type": "x"}}))
+    with pytest.raises(UsageError, match="never opened"):
+        list(plan_replay(script, START))
+
+
+def test_a_connection_opened_twice_is_refused() -> None:
+    with pytest.raises(UsageError, match="already open"):
+        list(plan_replay(parse_script(lines(OPEN, OPEN)), START))
+
+
+def test_the_plan_sanitizes_endpoint_and_payload_and_stops_at_a_fault() -> None:
+    script = parse_script(lines(
+        OPEN,
+        {"at": 7, "connection": "c1", "direction": "received",
+         "event": {"type": "x", "event_id": "e1", "password": "p"}},
+        {"at": 8, "fault": "persistence"},
+        {"at": 9, "connection": "c1", "direction": "received", "event": {"type": "y"}},
+    ))
+    planned = list(plan_replay(script, START))
+    assert isinstance(planned[0], PlannedRecord)
+    assert planned[0].record["endpoint"] == "wss://api.example.com/v1?api_key=REDACTED"
+    assert isinstance(planned[1], PlannedRecord)
+    assert planned[1].record["payload"] == {"type": "x", "event_id": "e1",
+                                            "password": "[REDACTED]"}
+    assert planned[1].record["redactions"] == ["/password"]
+    assert planned[1].record["observedAt"] == "2026-01-01T00:00:00.007Z"
+    assert planned[2] == Halt("IO_FAILED", 3)
+    assert len(planned) == 3
+
+
+def test_the_virtual_clock_crosses_days() -> None:
+    assert timestamp_at("2026-12-31T23:59:59.999Z", 2) == "2027-01-01T00:00:00.001Z"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "persyk_session.cli", *args],
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("example", ["two-turn-voice.jsonl", "credentials-everywhere.jsonl"])
+def test_the_shipped_examples_replay_as_documented(example: str, tmp_path: Path) -> None:
+    session = tmp_path / "s"
+    assert run("create", str(session), "--json").returncode == 0
+    done = run("replay", str(session), "--script", str(EXAMPLES / example), "--leaf-null",
+               "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["halted"] is None and result["connections"] == 1
+    index = open_session(session).index
+    assert index.valid
+    assert index.counts_by_type()["realtime_event"] == result["evidence"]
+    stored = (session / "session.jsonl").read_text("utf-8")
+    assert "EXAMPLE" not in stored  # every example secret is spelled with EXAMPLE
+
+
+def test_the_voice_example_counts_its_audio_and_local_lines(tmp_path: Path) -> None:
+    session = tmp_path / "s"
+    run("create", str(session), "--json")
+    result = json.loads(run("replay", str(session), "--script",
+                            str(EXAMPLES / "two-turn-voice.jsonl"), "--leaf-null",
+                            "--json").stdout)
+    script = [json.loads(line) for line in (EXAMPLES / "two-turn-voice.jsonl").open("rb")]
+    assert result["notReplayed"] == sum(1 for line in script if "audio" in line or "local" in line)
+    assert result["notReplayed"] == 7  # six frames of capture and one stop
+
+
+def test_replay_needs_an_explicit_leaf_and_changes_nothing_without_it(tmp_path: Path) -> None:
+    session = tmp_path / "s"
+    run("create", str(session), "--json")
+    before = (session / "session.jsonl").read_bytes()
+    done = run("replay", str(session), "--script", str(EXAMPLES / "two-turn-voice.jsonl"))
+    assert done.returncode == 2 and "leaf" in done.stderr
+    assert (session / "session.jsonl").read_bytes() == before
+
+
+def test_a_script_that_is_not_a_regular_file_is_refused_without_hanging(tmp_path: Path) -> None:
+    import os
+
+    session = tmp_path / "s"
+    run("create", str(session), "--json")
+    fifo = tmp_path / "script.fifo"
+    os.mkfifo(fifo)
+    done = run("replay", str(session), "--script", str(fifo), "--leaf-null", "--json")
+    assert done.returncode == 2 and "PATH_NOT_FOUND" in done.stdout + done.stderr
+
+
+def test_the_examples_follow_the_script_schema() -> None:
+    from jsonschema import Draft202012Validator
+    from persyk_contract import schema
+
+    validator = Draft202012Validator(schema("realtime/script-line.schema.json"))
+    for example in sorted(EXAMPLES.glob("*.jsonl")):
+        for number, line in enumerate(example.open("rb"), start=1):
+            errors = list(validator.iter_errors(json.loads(line)))
+            assert not errors, f"{example.name} line {number}: {errors[0].message}"
