@@ -35,10 +35,6 @@ KNOWN_EXCEPTIONS: Mapping[str, str] = {
     "reference/persyk_session/_recovery_plan.py:scan_prefix": _CORE,
     "reference/persyk_session/_capture.py:start_capture": "landed by track assets (issue 11) "
     "before this test; split in its next change",
-    "conformance/persyk_conformance/_runner.py:Runner._run_steps": "grew with the assets "
-    "harness conditions (issue 11) before this test; split in its next change",
-    "conformance/persyk_conformance/cli.py:build_parser": "grew with issue 10's commands before "
-    "this test; one helper per subcommand in the next change of cli.py",
 }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
 from ._capture_harness import prepare_workspace, resolve_results
-from ._cases import Case
+from ._cases import Case, Step
 from ._explain import case_folder, expectation_lines
 from ._match import match
 from ._outcomes import CaseResult, Outcome
@@ -38,6 +38,7 @@ from ._protocol import (
 )
 from ._workspace import (
     Sandbox,
+    Snapshot,
     absolutize,
     check_files,
     copy_traversable,
@@ -283,49 +284,10 @@ class Runner:
             args = absolutize(resolve_results(step.args, results), workspace,
                               self.profile.path_args)
             conditions = step.harness or {}
-            try:
-                prepare_workspace(workspace, conditions.get("prepare", ()))
-                with held_lock(workspace, conditions.get("holdLock")):
-                    before = snapshot(workspace)
-                    limit = conditions.get("fileSizeLimit")
-                    if limit is None:
-                        reply = self.adapter.run(step.op, args, self.options.timeout)
-                    else:
-                        reply = self.adapter.run_with_file_size_limit(
-                            step.op, args, self.options.timeout, int(limit)
-                        )
-            except AdapterCrashed as exc:
-                verdict.set(Outcome.CRASH, str(exc), number, step.op)
-                self._kill()
+            performed = self._perform(planned, step, args, workspace, verdict, number)
+            if performed is None:
                 return
-            except AdapterTimedOut as exc:
-                verdict.set(Outcome.TIMEOUT, f"{exc}; the adapter was killed", number, step.op)
-                self._kill()
-                return
-            except ProtocolViolation as exc:
-                # The conversation can no longer be trusted to be in step: start afresh.
-                verdict.set(Outcome.ERROR, f"protocol violation: {exc}", number, step.op)
-                self._kill()
-                return
-            except StrictModeViolation as exc:
-                verdict.set(Outcome.ERROR, str(exc), number, step.op)
-                return
-            if isinstance(reply, Internal):
-                verdict.set(
-                    Outcome.ERROR, f"the adapter reported an internal error: {reply.message}",
-                    number, step.op,
-                )
-                leaked = _leaks(planned.canaries, reply.message + (reply.traceback or ""))
-                verdict.mismatches.extend(
-                    f"the internal error message contains the canary planted in {w}" for w in leaked
-                )
-                return
-            if isinstance(reply, Unsupported):
-                why = f": {reply.message}" if reply.message else ""
-                verdict.set(Outcome.UNSUPPORTED, f"the adapter does not support {step.op}{why}",
-                            number, step.op)
-                return
-            assert isinstance(reply, Result)
+            reply, before = performed
             results.append(reply.value)
             problems = self._check_step(planned, step.op, step.expect, reply.value)
             after = snapshot(workspace)
@@ -344,6 +306,58 @@ class Runner:
                 return
             if conditions.get("crashAfter"):
                 self._kill()  # a crash: the next step runs in a fresh adapter (CAP-26, AST-20)
+
+    def _perform(
+        self, planned: Planned, step: Step, args: Mapping[str, Any], workspace: Path,
+        verdict: _Verdict, number: int,
+    ) -> tuple[Result, Snapshot] | None:
+        """One step through the adapter, under its harness conditions: the result and the
+        workspace just before it; None once ``verdict`` says why there is no result to judge."""
+        conditions = step.harness or {}
+        try:
+            prepare_workspace(workspace, conditions.get("prepare", ()))
+            with held_lock(workspace, conditions.get("holdLock")):
+                before = snapshot(workspace)
+                limit = conditions.get("fileSizeLimit")
+                if limit is None:
+                    reply = self.adapter.run(step.op, args, self.options.timeout)
+                else:
+                    reply = self.adapter.run_with_file_size_limit(
+                        step.op, args, self.options.timeout, int(limit)
+                    )
+        except AdapterCrashed as exc:
+            verdict.set(Outcome.CRASH, str(exc), number, step.op)
+            self._kill()
+            return None
+        except AdapterTimedOut as exc:
+            verdict.set(Outcome.TIMEOUT, f"{exc}; the adapter was killed", number, step.op)
+            self._kill()
+            return None
+        except ProtocolViolation as exc:
+            # The conversation can no longer be trusted to be in step: start afresh.
+            verdict.set(Outcome.ERROR, f"protocol violation: {exc}", number, step.op)
+            self._kill()
+            return None
+        except StrictModeViolation as exc:
+            verdict.set(Outcome.ERROR, str(exc), number, step.op)
+            return None
+        if isinstance(reply, Internal):
+            verdict.set(
+                Outcome.ERROR, f"the adapter reported an internal error: {reply.message}",
+                number, step.op,
+            )
+            leaked = _leaks(planned.canaries, reply.message + (reply.traceback or ""))
+            verdict.mismatches.extend(
+                f"the internal error message contains the canary planted in {w}" for w in leaked
+            )
+            return None
+        if isinstance(reply, Unsupported):
+            why = f": {reply.message}" if reply.message else ""
+            verdict.set(Outcome.UNSUPPORTED, f"the adapter does not support {step.op}{why}",
+                        number, step.op)
+            return None
+        assert isinstance(reply, Result)
+        return reply, before
 
     def _check_step(
         self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]

@@ -490,6 +490,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_run(sub)
+    _add_list(sub)
+    _add_show(sub)
+    _add_check_fixtures(sub)
+    register_contract_commands(sub)  # diff, release (docs/maintainers.md)
+    return parser
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``persyk-conformance run``."""
     run = sub.add_parser(
         "run", help="run the suite against an implementation",
         description="Run the conformance cases against an implementation's adapter (the "
@@ -526,6 +536,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile(run)
     run.set_defaults(run=cmd_run)
 
+
+def _add_list(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``persyk-conformance list``."""
     list_ = sub.add_parser(
         "list", help="list the cases",
         description="List the cases a run would take (the H- harness checks included): id, "
@@ -538,6 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile(list_)
     list_.set_defaults(run=cmd_list)
 
+
+def _add_show(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``persyk-conformance show``."""
     show = sub.add_parser(
         "show", help="print one case: manifest, input bytes, expectations, rule texts",
         description="Print one case as an implementer needs it: its manifest, every input "
@@ -549,6 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile(show)
     show.set_defaults(run=cmd_show)
 
+
+def _add_check_fixtures(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``persyk-conformance check-fixtures``."""
     check = sub.add_parser(
         "check-fixtures", help="sanity-check the fixtures and run them against the reference",
         description="For maintainers: check that every case is well formed and every rule and "
@@ -560,8 +579,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help="docs/spec.md, to prove the shipped rule table is current")
     _add_profile(check)
     check.set_defaults(run=cmd_check_fixtures)
-    register_contract_commands(sub)  # diff, release (docs/maintainers.md)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
