@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from persyk_session._errors import UsageError
-from persyk_session._replay import Halt, PlannedRecord, parse_script, plan_replay, timestamp_at
+from persyk_session._replay import PlannedRecord, parse_script, plan_replay, timestamp_at
 from persyk_session._store import open_session
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "realtime"
@@ -64,7 +64,7 @@ def test_a_connection_opened_twice_is_refused() -> None:
         list(plan_replay(parse_script(lines(OPEN, OPEN)), START))
 
 
-def test_the_plan_sanitizes_endpoint_and_payload_and_stops_at_a_fault() -> None:
+def test_the_plan_sanitizes_endpoint_and_payload_and_marks_the_append_a_fault_fails() -> None:
     script = parse_script(lines(
         OPEN,
         {"at": 7, "connection": "c1", "direction": "received",
@@ -80,8 +80,9 @@ def test_the_plan_sanitizes_endpoint_and_payload_and_stops_at_a_fault() -> None:
                                             "password": "[REDACTED]"}
     assert planned[1].record["redactions"] == ["/password"]
     assert planned[1].record["observedAt"] == "2026-01-01T00:00:00.007Z"
-    assert planned[2] == Halt("IO_FAILED", 3)
-    assert len(planned) == 3
+    # The fault marks the next record: its append fails (after its media, RT-7).
+    assert isinstance(planned[2], PlannedRecord) and planned[2].fails == 3
+    assert planned[1].fails is None and len(planned) == 3
 
 
 def test_the_virtual_clock_crosses_days() -> None:
@@ -116,8 +117,8 @@ def test_the_voice_example_counts_its_audio_and_local_lines(tmp_path: Path) -> N
                             str(EXAMPLES / "two-turn-voice.jsonl"), "--leaf-null",
                             "--json").stdout)
     script = [json.loads(line) for line in (EXAMPLES / "two-turn-voice.jsonl").open("rb")]
-    assert result["notReplayed"] == sum(1 for line in script if "audio" in line or "local" in line)
-    assert result["notReplayed"] == 7  # six frames of capture and one stop
+    assert result["notReplayed"] == sum(1 for line in script if "audio" in line)
+    assert result["notReplayed"] == 6  # six lines of capture frames, and no recording ran
 
 
 def test_replay_needs_an_explicit_leaf_and_changes_nothing_without_it(tmp_path: Path) -> None:
@@ -149,3 +150,37 @@ def test_the_examples_follow_the_script_schema() -> None:
         for number, line in enumerate(example.open("rb"), start=1):
             errors = list(validator.iter_errors(json.loads(line)))
             assert not errors, f"{example.name} line {number}: {errors[0].message}"
+
+
+def test_a_chunk_waits_for_the_capture_then_reuses_its_range() -> None:
+    import base64
+
+    from persyk_session._replay import CaptureFrames, StopCapture
+
+    frames = bytes(range(10))
+    chunk = {"at": 1, "connection": "c1", "direction": "send_attempt", "captureOffset": 0,
+             "event": {"type": "input_audio_buffer.append",
+                       "audio": base64.b64encode(frames).decode()}}
+    steps = list(plan_replay(parse_script(lines(
+        OPEN, chunk, {"at": 2, "audio": {"pcm16_b64": base64.b64encode(frames).decode()}},
+    )), START, recording=True))
+    assert [type(step).__name__ for step in steps] == [
+        "PlannedRecord", "CaptureFrames", "PlannedRecord", "StopCapture"]
+    assert isinstance(steps[1], CaptureFrames) and steps[1].data == frames
+    record = steps[2]
+    assert isinstance(record, PlannedRecord) and isinstance(steps[3], StopCapture)
+    assert record.record["payload"]["audio"] == ""
+    assert record.media[0].wav_range == (44, 54) and record.media[0].data == frames
+
+
+def test_without_a_recording_audio_lines_are_not_written_and_input_gets_its_own_asset() -> None:
+    import base64
+
+    chunk = {"at": 1, "connection": "c1", "direction": "send_attempt", "captureOffset": 0,
+             "event": {"type": "input_audio_buffer.append", "audio": "AAAA"}}
+    steps = list(plan_replay(parse_script(lines(
+        OPEN, {"at": 0, "audio": {"pcm16_b64": base64.b64encode(b"ab").decode()}}, chunk,
+    )), START))
+    assert [type(step).__name__ for step in steps] == ["PlannedRecord", "PlannedRecord"]
+    record = steps[1]
+    assert isinstance(record, PlannedRecord) and record.media[0].wav_range is None

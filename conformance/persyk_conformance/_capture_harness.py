@@ -45,6 +45,8 @@ def _lookup(step: Any, pointer: Any, results: Sequence[Mapping[str, Any] | None]
         key = part.replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and key in node:
             node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]  # RFC 6901: an array index
         else:
             # The earlier step did not answer what this one needs: send a value no
             # implementation issued, so the step fails on its own expectation.

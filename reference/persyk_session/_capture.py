@@ -56,6 +56,7 @@ __all__ = [
     "finish_capture",
     "lookup",
     "recover_recording",
+    "release_capture",
     "start_capture",
     "stop_captures_of",
     "write_frames",
@@ -351,6 +352,12 @@ def stop_captures_of(session_identity: tuple[int, int]) -> int:
             os.pwrite(capture.fd, size.to_bytes(4, "little"), _wav.DATA_SIZE_OFFSET)
         _revoke(capture)
     return len(mine)
+
+
+def release_capture(capture: Capture) -> None:
+    """Forget one capture as a killed process would: its descriptor closed (the kernel frees the
+    asset lock), nothing more written; its WAV is left for interrupted-WAV recovery."""
+    _revoke(capture)
 
 
 def abandon_captures() -> None:

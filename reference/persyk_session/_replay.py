@@ -17,16 +17,29 @@ appends. Everything a record takes from the provider is sanitized first (RT-1).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._errors import Code, UsageError
 from ._sanitize import sanitize, sanitize_url
+from ._wav import HEADER_SIZE
 
-__all__ = ["Halt", "PlannedRecord", "ScriptLine", "parse_script", "plan_replay"]
+__all__ = [
+    "CaptureFrames",
+    "Halt",
+    "MediaPlan",
+    "PlannedRecord",
+    "ScriptLine",
+    "Step",
+    "StopCapture",
+    "parse_script",
+    "plan_replay",
+]
 
 # RT-3: the observation recorded for each script direction, and the record's direction.
 _DIRECTIONS: Mapping[str, str] = {
@@ -47,11 +60,14 @@ class ScriptLine:
 
 @dataclass(frozen=True, slots=True)
 class PlannedRecord:
-    """A record to append (without id, parentId, timestamp), its time and its script line."""
+    """A record to append (without id, parentId, timestamp), its time and its script line, the
+    media to write before it (RT-7), and the line of a fault that makes its append fail."""
 
     at: int
     line: int
-    record: Mapping[str, Any]
+    record: dict[str, Any]
+    media: tuple[MediaPlan, ...] = ()
+    fails: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,29 +178,167 @@ def _realtime_event(line: ScriptLine, start: str, sequence: int) -> dict[str, An
     return record
 
 
+# RT-10: the events whose audio is taken out of the payload, the member holding it (base64), and
+# whether it is the client's own input (which may reuse the capture WAV, RT-8) or provider output.
+_MEDIA_MEMBERS: Mapping[str, tuple[str, bool]] = {
+    "input_audio_buffer.append": ("audio", True),
+    "response.output_audio.delta": ("delta", False),
+    "response.audio.delta": ("delta", False),  # the beta name (RT-28)
+}
+PCM_MIME = "audio/pcm"
+FRAME_BYTES = 2  # a replay captures 16-bit mono (CAP-21)
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureFrames:
+    """Frames the capture writes to its WAV now (an ``audio`` line)."""
+
+    line: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StopCapture:
+    """The capture ends here (a ``stop`` line, or the end of the script)."""
+
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class MediaPlan:
+    """RT-6..RT-10: bytes taken out of a payload at ``pointer``. ``wav_range`` is the range of
+    the capture WAV file they may reuse when its bytes are identical (RT-8); else, or when it is
+    None, they get a ``protocol-<uuid>.bin`` asset of their own."""
+
+    pointer: str
+    data: bytes
+    mime_type: str
+    wav_range: tuple[int, int] | None
+
+
+def _media_of(line: ScriptLine, recording: bool) -> tuple[str, bytes, int | None] | None:
+    """(member, bytes, offset in the WAV data or None) of an event whose audio is externalized."""
+    event = line.body["event"]
+    found = _MEDIA_MEMBERS.get(event["type"])
+    if found is None or not isinstance(event.get(found[0]), str):
+        return None
+    member, is_input = found
+    try:
+        data = base64.b64decode(event[member], validate=True)
+    except (binascii.Error, ValueError):
+        return None  # not base64: kept in the payload as it came, as evidence
+    offset = line.body.get("captureOffset")
+    if not (recording and is_input and type(offset) is int and offset >= 0):
+        return member, data, None
+    return member, data, offset
+
+
+class _Planner:
+    """The state of one replay: connections (RT-5, RT-34), the capture's progress, and input
+    chunks waiting for the capture to write their bytes (RT-9)."""
+
+    def __init__(self, start: str, recording: bool) -> None:
+        self.start = start
+        self.recording = recording
+        self.connections = _Connections()
+        self.written = 0  # bytes of whole frames the capture has written (RT-9)
+        self.pending: list[tuple[ScriptLine, str, bytes, int]] = []
+        self.fail_next: int | None = None  # the line of a fault: the next append fails
+        self.stopped = False
+
+    def observe(self, line: ScriptLine) -> Iterator[PlannedRecord]:
+        connection = line.body["connection"]
+        if connection not in self.connections.opened:
+            raise _usage(line.line, "observes an event of a connection never opened (RT-34)")
+        media = _media_of(line, self.recording and not self.stopped)
+        if media is not None:
+            member, data, offset = media
+            if offset is not None and offset + len(data) > self.written:
+                self.pending.append((line, member, data, offset))  # RT-9: wait for the capture
+                return
+        yield self._record(line, media)
+
+    def _record(
+        self, line: ScriptLine, media: tuple[str, bytes, int | None] | None
+    ) -> PlannedRecord:
+        sequence = self.connections.next_sequence(line.body["connection"])
+        record = _realtime_event(line, self.start, sequence)
+        plans: tuple[MediaPlan, ...] = ()
+        if media is not None:
+            member, data, offset = media
+            payload = dict(record["payload"])
+            payload[member] = ""  # the bytes live in the asset the reference names (RT-6)
+            record["payload"] = payload
+            wav = None if offset is None else (
+                _wav_data_start() + offset, _wav_data_start() + offset + len(data))
+            plans = (MediaPlan(f"/{member}", data, PCM_MIME, wav),)
+        fails, self.fail_next = self.fail_next, None
+        return PlannedRecord(line.at, line.line, record, plans, fails)
+
+    def captured(self, line: ScriptLine) -> Iterator[PlannedRecord | CaptureFrames]:
+        """An audio line: the capture wrote these frames; release the chunks now written."""
+        try:
+            frames = base64.b64decode(line.body["audio"]["pcm16_b64"], validate=True)
+        except (binascii.Error, ValueError, KeyError, TypeError):
+            raise _usage(line.line, "has audio that is not base64") from None
+        if self.stopped or not self.recording:
+            return
+        yield CaptureFrames(line.line, frames)
+        self.written += len(frames)
+        self.written -= self.written % FRAME_BYTES
+        yield from self.release(lambda offset, size: offset + size <= self.written)
+
+    def release(self, ready: Callable[[int, int], bool]) -> Iterator[PlannedRecord]:
+        waiting, self.pending = self.pending, []
+        for line, member, data, offset in waiting:
+            if ready(offset, len(data)):
+                yield self._record(line, (member, data, offset))
+            else:
+                self.pending.append((line, member, data, offset))
+
+    def stop(self, line: int) -> Iterator[PlannedRecord | StopCapture]:
+        """The capture ended: chunks it never wrote use their own assets (RT-10)."""
+        if self.stopped:
+            return
+        self.stopped = True
+        waiting, self.pending = self.pending, []
+        for pending_line, member, data, _offset in waiting:
+            yield self._record(pending_line, (member, data, None))
+        if self.recording:
+            yield StopCapture(line)
+
+
+def _wav_data_start() -> int:
+    return HEADER_SIZE  # a capture WAV's data starts after its header (CAP-21)
+
+
+Step = PlannedRecord | CaptureFrames | StopCapture
+
+
 def plan_replay(
-    lines: Sequence[ScriptLine], start: str
-) -> Iterator[PlannedRecord | Halt]:
-    """The records a conforming writer appends for ``lines``, in order; a Halt ends them."""
-    connections = _Connections()
+    lines: Sequence[ScriptLine], start: str, *, recording: bool = False
+) -> Iterator[Step]:
+    """The records a conforming writer appends for ``lines``, in order. With ``recording``, a
+    capture runs beside the connection: ``audio`` lines are its frames, and an input chunk with a
+    ``captureOffset`` may reuse their WAV range (RT-8..RT-10). A ``fault`` line makes the next
+    record's append fail (``fails``): its media are written first (RT-7)."""
+    planner = _Planner(start, recording)
     for line in lines:
         if line.kind == "fault":
-            if line.body["fault"] == "persistence":
-                yield Halt(Code.IO_FAILED, line.line)  # CAP-12: halt visibly
-                return
-            raise _usage(line.line, "names an unknown fault")
-        if line.kind == "open":
+            if line.body["fault"] != "persistence":
+                raise _usage(line.line, "names an unknown fault")
+            planner.fail_next = line.line
+        elif line.kind == "open":
             connection = line.body["connection"]
-            if connection in connections.opened:
+            if connection in planner.connections.opened:
                 raise _usage(line.line, "opens a connection that is already open (RT-34)")
-            connections.opened.add(connection)
-            yield PlannedRecord(line.at, line.line, _api_connection(line))
+            planner.connections.opened.add(connection)
+            fails, planner.fail_next = planner.fail_next, None
+            yield PlannedRecord(line.at, line.line, _api_connection(line), (), fails)
         elif line.kind == "direction":
-            connection = line.body["connection"]
-            if connection not in connections.opened:
-                raise _usage(line.line, "observes an event of a connection never opened (RT-34)")
-            sequence = connections.next_sequence(connection)
-            yield PlannedRecord(line.at, line.line, _realtime_event(line, start, sequence))
-        # audio and local lines produce no record here: media references (RT-6..RT-10) and
-        # ordered publication (RT-12..) are not replayed yet; the result counts them
-        # (notReplayed), so a script's unplayed lines are never silent (docs/realtime.md).
+            yield from planner.observe(line)
+        elif line.kind == "audio":
+            yield from planner.captured(line)
+        elif line.body.get("local") == "stop":
+            yield from planner.stop(line.line)
+    yield from planner.stop(lines[-1].line if lines else 0)

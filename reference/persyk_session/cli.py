@@ -289,6 +289,9 @@ def _args_replay(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="a session directory or its session.jsonl")
     parser.add_argument("--script", required=True, metavar="FILE",
                         help="a provider-event script (docs/realtime.md)")
+    parser.add_argument("--recording", metavar="ID",
+                        help="run a capture of this recording id beside the connection: the "
+                             "script's audio lines are its frames (RT-8..RT-10)")
     _add_leaf(parser, "chain the evidence from this entry",
               "start the evidence at the root (parent null)")
     parser.add_argument("--json", action="store_true", help="print the JSON result")
@@ -297,7 +300,10 @@ def _args_replay(parser: argparse.ArgumentParser) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     if args.leaf is None and not args.leaf_null:
         raise UsageError(Code.USAGE, "replay needs --leaf ID or --leaf-null")
-    result = op_replay({"session": args.path, "script": args.script, **_leaf_args(args)})
+    op_args: dict[str, Any] = {"session": args.path, "script": args.script, **_leaf_args(args)}
+    if args.recording is not None:
+        op_args["recording"] = args.recording
+    result = op_replay(op_args)
     summary = (f"appended {len(result.get('appended', []))} record(s); halted: "
                f"{(result.get('halted') or {}).get('code', 'no')}")
     return _report(result, args.json, summary)

@@ -270,8 +270,9 @@ def op_sanitize(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_replay(args: dict[str, Any]) -> dict[str, Any]:
-    """Play a provider-event script into the session from the caller's explicit leaf (RT-3..RT-5,
-    RT-34..RT-37): ``{"appended", "evidence", "connections", "notReplayed", "halted"}``."""
+    """Play a provider-event script into the session from the caller's explicit leaf (RT-3..RT-10,
+    RT-34..RT-37), with a capture of ``recording`` beside it when given: ``{"appended",
+    "evidence", "connections", "media", "assets", "notReplayed", "halted"}``."""
     session = session_arg(args)
     script = string_arg(args, "script")
     assert script is not None
@@ -285,8 +286,10 @@ def op_replay(args: dict[str, Any]) -> dict[str, Any]:
         return _error(problem)
     header = opened.index.header or {}  # a valid session always has its header (HDR-1)
     start = str(header["timestamp"])  # RT-35: the virtual clock's start
+    recording = string_arg(args, "recording", required=False)
     try:
-        result = replay(session, data, leaf, start, timeout=_lock_timeout(args))
+        result = replay(session, data, leaf, start, recording=recording,
+                        timeout=_lock_timeout(args))
     except ContractError as error:
         return _error(error.diagnostics[0])
     return result.to_json()
