@@ -253,3 +253,24 @@ def test_run_with_area_and_skip_selects_those_cases(
     assert rows and all(any(r.startswith("REC-") for r in row["rules"]) for row in rows)
     assert not [row for row in rows if "REC-5" in row["rules"] or row["level"] == "SHOULD"]
     assert not [row for row in rows if row["id"].startswith("H-")]
+
+
+def test_an_adapter_that_cannot_start_is_reported_in_a_few_lines(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Once the runner gives up on the adapter, the cases it did not run are one line, not one
+    # block each (the issue counted 1,310 lines for a missing adapter).
+    many = write_cases(tmp_path / "many")
+    for number in range(3, 40):
+        source = many / "rejection" / "R-001-syntax-error"
+        target = many / "rejection" / f"R-{number:03d}-syntax-error"
+        target.mkdir()
+        (target / "tree").symlink_to(source / "tree")
+        manifest = json.loads((source / "case.json").read_text())
+        (target / "case.json").write_text(json.dumps({**manifest, "id": f"R-{number:03d}"}))
+    status = main(["run", "--fixtures", str(many), "--no-harness", "--timeout", "2",
+                   "--impl", str(tmp_path / "no-such-adapter")])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "case(s) not run:" in out
+    assert len(out.splitlines()) < 60, out

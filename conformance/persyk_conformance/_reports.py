@@ -123,6 +123,22 @@ def failure_lines(result: CaseResult) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True, slots=True)
+class _NotRun:
+    reason: str = ""
+    ids: tuple[str, ...] = ()
+
+
+def _not_run(record: RunRecord) -> _NotRun:
+    """The cases the runner did not run because it gave up on the adapter: one reason, said
+    once rather than once a case."""
+    cases = [r for r in record.results
+             if r.outcome is Outcome.ERROR and (r.reason or "").startswith("not run:")]
+    if not cases:
+        return _NotRun()
+    return _NotRun(cases[0].reason or "", tuple(r.id for r in cases))
+
+
 def unsupported_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
     """The unsupported cases grouped by why: the capability they need and the adapter did not
     declare, or the operation it answered ``unsupported`` to."""
@@ -156,10 +172,13 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
         f"{_impl_name(record)} [{record.mode}]",
         "",
     ]
+    not_run = _not_run(record)
     for result in [] if quiet else record.results:
         if result.outcome is Outcome.PASS and not verbose:
             continue
         if result.outcome is Outcome.UNSUPPORTED and not verbose:
+            continue
+        if result.id in not_run.ids:
             continue
         lines.append(f"{str(result.outcome).upper():<11} {result.id}  {result.title}")
         if result.outcome is Outcome.PASS:
@@ -172,6 +191,9 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
                 lines.extend("      " + part for part in tail)
         else:
             lines.extend("    " + part for part in result.describe().splitlines())
+    if not_run.ids and not quiet:
+        lines.append(f"ERROR       {len(not_run.ids)} case(s) {not_run.reason}")
+        lines.append(f"    {_id_list(list(not_run.ids))}")
     unsupported = unsupported_summary(record)
     if unsupported and not verbose:
         total = sum(len(ids) for _, ids in unsupported)
@@ -230,7 +252,10 @@ def render_markdown(record: RunRecord) -> str:
         lines += [
             f"| {len(ids)} | {_md_escape(why)} | {_id_list(ids)} |" for why, ids in unsupported
         ]
-    problems = [r for r in record.results if r.outcome in FAILING]
+    not_run = _not_run(record)
+    if not_run.ids:
+        lines += ["", f"**{len(not_run.ids)} case(s) {_md_escape(not_run.reason)}**"]
+    problems = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
     if problems:
         lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
         for r in problems:

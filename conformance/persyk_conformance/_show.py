@@ -12,12 +12,16 @@ import json
 import textwrap
 from collections.abc import Iterator
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
-from ._cases import Case
+from ._cases import Case, load_cases
 from ._explain import case_folder, expectation_lines, rule_details, rule_texts
-from ._harness_write import WriteCheck
+from ._harness import harness_cases
+from ._harness_write import WRITE_HARNESS_CHECKS, WriteCheck
+from ._profiles import Profile
+from ._workspace import Sandbox
 
-__all__ = ["ESCAPES_NOTE", "escape_bytes", "render_case", "render_write_check"]
+__all__ = ["ESCAPES_NOTE", "escape_bytes", "render_case", "render_write_check", "show_case"]
 
 # A file longer than this shows only its beginning (cases are small; this bounds a stray asset).
 SHOW_LIMIT = 16 * 1024
@@ -150,3 +154,40 @@ def render_write_check(check: WriteCheck, description: str) -> str:
         *textwrap.wrap(description, 96, initial_indent="  ", subsequent_indent="  "),
     ]
     return "\n".join(lines) + "\n"
+
+
+GENERATED_NOTE = (
+    "(none: generated afresh for every run, with new random canaries; these bytes are one such "
+    "generation)"
+)
+
+
+def show_case(case_id: str, fixtures: Path | None, profile: Profile) -> str:
+    """What ``show`` prints for ``case_id`` (any case; case-insensitive). Raises LookupError for
+    an unknown id and CaseError when the fixtures cannot be loaded."""
+    wanted = case_id.strip().upper()
+    for check in WRITE_HARNESS_CHECKS if profile.harness else ():
+        if check.id == wanted:
+            return render_write_check(check, _write_check_description(check.id))
+    sandbox = Sandbox.create()
+    try:
+        generated = harness_cases(sandbox.runner / "harness") if profile.harness else []
+        for case in [p.case for p in generated] + load_cases(fixtures, profile):
+            if case.id == wanted:
+                return render_case(case, GENERATED_NOTE)
+    finally:
+        sandbox.remove()
+    raise LookupError(case_id)
+
+
+def _write_check_description(check_id: str) -> str:
+    """The paragraph of the write harness's documentation that describes one check."""
+    from . import _harness_write
+
+    doc = _harness_write.__doc__ or ""
+    start = doc.find(f"* ``{check_id}``")
+    if start < 0:
+        return "(not described)"
+    end = doc.find("\n* ``", start + 1)
+    paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
+    return " ".join(paragraph.replace("``", "").lstrip("* ").split())

@@ -379,46 +379,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print one case: manifest, input bytes, expected results, rule texts."""
-    from ._show import render_case, render_write_check
+    from ._show import show_case
 
-    wanted = args.case.strip().upper()
-    profile = profile_named(args.profile)
-    for check in WRITE_HARNESS_CHECKS if profile.harness else ():
-        if check.id == wanted:
-            sys.stdout.write(render_write_check(check, _write_check_description(check.id)))
-            return EXIT_OK
-    sandbox = Sandbox.create()
     try:
-        try:
-            fixtures = load_cases(args.fixtures, profile)
-        except CaseError as exc:
-            raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
-        generated = harness_cases(sandbox.runner / "harness") if profile.harness else []
-        cases = [p.case for p in generated] + fixtures
-        for case in cases:
-            if case.id == wanted:
-                note = (
-                    "(none: generated afresh for every run, with new random canaries; "
-                    "these bytes are one such generation)"
-                )
-                sys.stdout.write(render_case(case, note))
-                return EXIT_OK
-    finally:
-        sandbox.remove()
-    raise UsageProblem(f"no case {args.case}; `persyk-conformance list` names every case")
-
-
-def _write_check_description(check_id: str) -> str:
-    """The paragraph of the write harness's documentation that describes one check."""
-    from . import _harness_write
-
-    doc = _harness_write.__doc__ or ""
-    start = doc.find(f"* ``{check_id}``")
-    if start < 0:
-        return "(not described)"
-    end = doc.find("\n* ``", start + 1)
-    paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
-    return " ".join(paragraph.replace("``", "").lstrip("* ").split())
+        text = show_case(args.case, args.fixtures, profile_named(args.profile))
+    except CaseError as exc:
+        raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
+    except LookupError:
+        raise UsageProblem(
+            f"no case {args.case}; `persyk-conformance list` names every case"
+        ) from None
+    sys.stdout.write(text)
+    return EXIT_OK
 
 
 def cmd_check_fixtures(args: argparse.Namespace) -> int:
