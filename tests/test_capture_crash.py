@@ -173,3 +173,46 @@ def test_a_deletion_killed_at_random_moments_is_finished_by_a_retry(tmp_path: Pa
             assert result in ({"action": "deleted"}, {"action": "resumed"}), result
         assert sorted(p.name for p in root.iterdir()) == ["other"]
         assert Path(root, "other/session.jsonl").read_bytes() == other
+
+
+def test_a_live_capture_an_append_and_a_recovery_never_deadlock(tmp_path: Path) -> None:
+    """Asset lock before session lock (CAP-4): a capture process holds its WAV's lock while
+    another process appends (the session lock is taken per append only) and a recovery is
+    refused at once (ASSET_LOCKED); the capture then finishes normally."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "s")
+    op("create", session=path, id="h1", timestamp="2026-01-01T00:00:00.000Z")
+    capture = subprocess.Popen(
+        [sys.executable, "-m", "persyk_session.cli", "capture", path, "--recording", "r1",
+         "--leaf-null", "--rate", str(RATE)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert capture.stdin is not None
+    try:
+        capture.stdin.write(PCM[:1600].tobytes())
+        capture.stdin.flush()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(
+                e.get("type") == "recording.started" for e in _records(path)):
+            time.sleep(0.01)
+        parent = _records(path)[-1]["id"]
+        for i in range(20):
+            record = {"type": "message", "id": f"m{i}", "parentId": parent,
+                      "timestamp": "2026-01-01T00:00:01.000Z",
+                      "message": {"role": "user", "content": [{"type": "text", "text": "x"}],
+                                  "timestamp": 1}}
+            assert op("append", session=path, records=[record], lockTimeout=2)["committed"]
+            parent = f"m{i}"
+            refused = op("recoverRecording", session=path, recordingId="r1", lockTimeout=2)
+            assert refused["error"]["code"] == "ASSET_LOCKED"
+        capture.stdin.write(PCM[1600:3200].tobytes())
+    finally:
+        out, _ = capture.communicate(timeout=30)
+    assert capture.returncode == 0 and json.loads(out)["frames"] == 3200
+    entries = _records(path)
+    assert [e["type"] for e in entries].count("message") == 20
+    assert entries[-1]["type"] == "recording.finished" and entries[-1]["parentId"] == "m19"
+    assert op("validate", session=path)["valid"]
+    samples, _ = sf.read(str(Path(path, "assets/r1.wav")), dtype="int16")
+    assert (samples == PCM[:3200]).all()
