@@ -67,7 +67,7 @@ class Planned:
 # tree or inputs, or into a step argument; no diagnostic and no stderr line may repeat it
 # (DIAG-1, DIAG-9, DIAG-10), exactly as for the harness's generated canaries.
 # Operations whose whole result must be free of every canary planted in the case (RT-1).
-SANITIZING_OPS: frozenset[str] = frozenset({"sanitize"})
+SANITIZING_OPS: frozenset[str] = frozenset({"sanitize", "replay"})
 # Operations that persist provider payloads: every byte they leave in the workspace (the session
 # file, every asset) must be free of the canaries planted in the case (RT-1).
 PERSISTING_SANITIZED_OPS: frozenset[str] = frozenset({"replay"})
