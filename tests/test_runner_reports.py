@@ -52,9 +52,12 @@ def r047_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return formats
 
 
-def r047_folder() -> Path:
-    (folder,) = (ROOT / "fixtures" / "v1" / "rejection").glob("R-047-*")
-    return folder
+def r047_folder() -> str:
+    """R-047's folder as installed (the checkout's in an editable install, site-packages' in
+    CI's `pip install .`), which is what the runner names."""
+    (folder,) = (f for f in (files("persyk_conformance.fixtures") / "v1" / "rejection").iterdir()
+                 if f.name.startswith("R-047-"))
+    return str(folder)
 
 
 # --- 1. failures an implementer can act on ---------------------------------------------------

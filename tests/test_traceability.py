@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fixtures"))
 
 import traceability  # noqa: E402
-from build import trace_page, trace_rows  # noqa: E402
 from persyk_conformance import unexercisable_rules  # noqa: E402
 from persyk_contract import Rule  # noqa: E402
 from traceability import Place, Trace  # noqa: E402
+
+from build import trace_page, trace_rows  # noqa: E402
 
 PAGE = ROOT / "docs" / "traceability.md"
 SPEC = ROOT / "docs" / "spec.md"
