@@ -8,6 +8,7 @@ import io
 import json
 import xml.etree.ElementTree as ET
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import jsonschema
@@ -52,12 +53,12 @@ def r047_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return formats
 
 
-def r047_folder() -> str:
+def r047_folder() -> Traversable:
     """R-047's folder as installed (the checkout's in an editable install, site-packages' in
     CI's `pip install .`), which is what the runner names."""
     (folder,) = (f for f in (files("persyk_conformance.fixtures") / "v1" / "rejection").iterdir()
                  if f.name.startswith("R-047-"))
-    return str(folder)
+    return folder
 
 
 # --- 1. failures an implementer can act on ---------------------------------------------------
