@@ -33,8 +33,6 @@ KNOWN_EXCEPTIONS: Mapping[str, str] = {
     "reference/persyk_session/_append.py:plan_append": _CORE,
     "reference/persyk_session/_records.py:_scan": _CORE,
     "reference/persyk_session/_recovery_plan.py:scan_prefix": _CORE,
-    "reference/persyk_session/_capture.py:start_capture": "landed by track assets (issue 11) "
-    "before this test; split in its next change",
 }
 
 

@@ -165,26 +165,13 @@ def start_capture(
     timeout: float | None = None,
 ) -> tuple[Capture, dict[str, Any]]:
     """CAP-20: create, lock and fsync the WAV, then append ``recording.started``."""
-    if leaf.kind == "default":
-        raise UsageError(Code.USAGE, "a capture needs an explicit leaf (an entry id, or null)")
-    if _ID.fullmatch(recording_id) is None:
-        raise UsageError(Code.USAGE, "the recording id is not an Id")
-    if rate not in _wav.CAPTURE_RATES or channels not in _wav.CAPTURE_CHANNELS:
-        raise UsageError(Code.USAGE, "the rate or channel count is not one a capture writes")
+    _check_capture_args(recording_id, leaf, rate, channels)
     name = f"{recording_id}.wav"
     session_fd = open_session_dir(session)
     try:
         session_identity = identity(os.fstat(session_fd))
         with _closing(open_assets_dir(session_fd, create=True)) as assets_fd:
-            fd = _create_wav(assets_fd, name)
-            try:
-                try_asset_lock(fd)
-                _fsutil.write_all(fd, _wav.capture_header(rate, channels))
-                os.fsync(fd)
-                os.fsync(assets_fd)
-            except BaseException:
-                _discard(fd, assets_fd, name)
-                raise
+            fd = _create_locked_wav(assets_fd, name, rate, channels)
             entry_id = id or str(uuid.uuid4())
             record_time = timestamp or now_timestamp()
 
@@ -219,6 +206,30 @@ def start_capture(
         "asset": {"status": "available", "path": f"{ASSETS_DIR}/{name}",
                   "mimeType": "audio/wav"},
     }
+
+
+def _check_capture_args(recording_id: str, leaf: LeafSelector, rate: int, channels: int) -> None:
+    if leaf.kind == "default":
+        raise UsageError(Code.USAGE, "a capture needs an explicit leaf (an entry id, or null)")
+    if _ID.fullmatch(recording_id) is None:
+        raise UsageError(Code.USAGE, "the recording id is not an Id")
+    if rate not in _wav.CAPTURE_RATES or channels not in _wav.CAPTURE_CHANNELS:
+        raise UsageError(Code.USAGE, "the rate or channel count is not one a capture writes")
+
+
+def _create_locked_wav(assets_fd: int, name: str, rate: int, channels: int) -> int:
+    """The new WAV, under its asset lock, holding its header, fsynced with its directory; on any
+    failure the file is discarded."""
+    fd = _create_wav(assets_fd, name)
+    try:
+        try_asset_lock(fd)
+        _fsutil.write_all(fd, _wav.capture_header(rate, channels))
+        os.fsync(fd)
+        os.fsync(assets_fd)
+    except BaseException:
+        _discard(fd, assets_fd, name)
+        raise
+    return fd
 
 
 def _create_wav(assets_fd: int, name: str) -> int:
