@@ -139,3 +139,12 @@ def test_race_check_fails_a_backend_that_publishes_by_rename(
     monkeypatch.setattr(_store, "link_new", lambda temp, path: os.link(temp, str(path) + ".x")
                         or os.replace(str(path) + ".x", path))
     assert _harness("DH-102") is Outcome.FAIL
+
+
+def test_show_names_the_profile_of_a_case_and_of_a_harness_check(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "--profile", "dsh-v0", "DR-019"]) == 0
+    shown = capsys.readouterr().out
+    assert "profile: dsh-v0" in shown and "DSH-11 (MUST; docs/spec-dsh-v0.md" in shown
+    assert main(["show", "--profile", "dsh-v0", "DH-102"]) == 0
+    assert "rules: DSH-18" in capsys.readouterr().out
