@@ -7,6 +7,7 @@ Exit status of ``run``: 0 when no case is fail, error, crash, timeout or xpass; 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -239,17 +240,10 @@ def _run_dsh_harness(
     config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan
 ) -> list[CaseResult]:
     """The dsh-v0 harness checks (DH-101 torn logs, DH-102 racing first appends)."""
-    if not plan.dsh_checks:
-        return []
-    made = 0
-
-    def fresh_adapter() -> Adapter:
-        nonlocal made
-        made += 1
-        return _adapter(config, sandbox, f"dsh-harness-{made}.stderr")[0]
-
-    return dsh_harness_results(fresh_adapter, sandbox.runner / "dsh-harness",
-                               plan.dsh_checks, expected)
+    made = itertools.count(1)
+    return dsh_harness_results(
+        lambda: _adapter(config, sandbox, f"dsh-harness-{next(made)}.stderr")[0],
+        sandbox.runner / "dsh-harness", plan.dsh_checks, expected) if plan.dsh_checks else []
 
 
 def _progress(stream: TextIO | None, total: int) -> _ProgressLine | None:
