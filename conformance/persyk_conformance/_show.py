@@ -17,6 +17,7 @@ from pathlib import Path
 from ._cases import Case, load_cases
 from ._explain import case_folder, expectation_lines, rule_details, rule_texts
 from ._harness import harness_cases
+from ._harness_dsh import DSH_HARNESS_CHECKS
 from ._harness_write import WRITE_HARNESS_CHECKS, WriteCheck
 from ._profiles import Profile
 from ._workspace import Sandbox
@@ -169,12 +170,19 @@ def show_case(case_id: str, fixtures: Path | None, profile: Profile) -> str:
     for check in WRITE_HARNESS_CHECKS if profile.harness else ():
         if check.id == wanted:
             return render_write_check(check, _write_check_description(check.id))
+    named = "" if profile.name == "v1" else f"profile: {profile.name} ({profile.spec})\n"
+    for dsh in DSH_HARNESS_CHECKS if profile.name == "dsh-v0" else ():
+        if dsh.id == wanted:
+            return (f"{dsh.id}  {dsh.title}\n{named}kind: harness   level: MUST   rules: "
+                    f"{', '.join(dsh.rules)}\n{GENERATED_NOTE}: persyk_conformance._harness_dsh, "
+                    "docs/spec-dsh-v0.md (Conformance)\n")
     sandbox = Sandbox.create()
     try:
         generated = harness_cases(sandbox.runner / "harness") if profile.harness else []
         for case in [p.case for p in generated] + load_cases(fixtures, profile):
             if case.id == wanted:
-                return render_case(case, GENERATED_NOTE)
+                title, rest = render_case(case, GENERATED_NOTE).split("\n", 1)
+                return f"{title}\n{named}{rest}"
     finally:
         sandbox.remove()
     raise LookupError(case_id)
