@@ -1,4 +1,4 @@
-"""The write harness (H-101..H-103) passes on the reference and catches broken writers."""
+"""The write harness (H-101..H-104) passes on the reference and catches broken writers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance import _harness_crash
 from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from persyk_conformance._harness_write import WRITE_HARNESS_IDS, run_write_harness
 from persyk_session.adapter import dispatch
+
+
+def _strace_works() -> bool:
+    try:
+        _harness_crash._strace_prefix()
+    except _harness_crash.CrashCheckUnsupported:
+        return False
+    return True
 
 
 def _in_process() -> Adapter:
@@ -33,7 +42,41 @@ def test_reference_passes_every_write_check_in_process(tmp_path: Path) -> None:
     results = run_write_harness(_in_process, tmp_path)
     assert [r.id for r in results] == list(WRITE_HARNESS_IDS)
     assert [(r.id, r.problems) for r in results if not r.passed] == []
-    assert all(r.skipped is None for r in results)
+    # H-104 kills adapter processes: in process there is none to kill.
+    assert {r.id: r.skipped for r in results if r.skipped} == {
+        "H-104": "needs an adapter process (not the in-process adapter)"
+    }
+
+
+_NO_STRACE = "H-104 needs strace and ptrace (Linux); not available here"
+
+
+@pytest.mark.skipif(not _strace_works(), reason=_NO_STRACE)
+def test_reference_recovery_survives_a_kill_at_every_step(tmp_path: Path) -> None:
+    # Issue 19.1: the fragment went straight to its final name; killed before its bytes were
+    # written, the empty file blocked every later recover with IO_FAILED.
+    [crash] = run_write_harness(
+        _subprocess_factory(tmp_path), tmp_path / "work", only={"H-104"}
+    )
+    assert crash.skipped is None
+    assert crash.passed, crash.problems
+
+
+@pytest.mark.skipif(not _strace_works(), reason=_NO_STRACE)
+def test_non_restartable_recovery_fails_the_kill_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The torn-record scenario alone (the torn header one fails it too, at more cost).
+    both = _harness_crash._scenarios
+    monkeypatch.setattr(_harness_crash, "_scenarios", lambda: both()[:1])
+    fake = [sys.executable, str(Path(__file__).parent / "fakes" / "nonrestartable_recover.py")]
+
+    def make() -> Adapter:
+        return SubprocessAdapter(fake, env=dict(os.environ), stderr_path=tmp_path / "err.log")
+
+    [crash] = run_write_harness(make, tmp_path / "work", only={"H-104"})
+    assert not crash.passed
+    assert any("the rerun was refused" in p for p in crash.problems), crash.problems
 
 
 def test_reference_passes_concurrent_writers_as_processes(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from _writes import append, new_session, user
-from persyk_session import Code, ContractError
+from persyk_session import Code, ContractError, UsageError
 from persyk_session._lock import LOCK_FILE, lock_timeout, session_lock
 from persyk_session.operations import OPERATIONS
 
@@ -52,16 +52,17 @@ def test_append_waits_then_fails_with_lock_unavailable(
     assert (tmp_path / "s" / "session.jsonl").read_bytes() == before
 
 
-def test_append_through_a_symlinked_session_file_takes_the_target_directorys_lock(
+def test_append_through_a_symlinked_session_file_is_refused_before_any_lock(
     tmp_path: Path, holder: subprocess.Popen[str]
 ) -> None:
-    # APP-5: a writer through the link and one at the file itself must exclude each other.
+    # APP-25 (contract 1.3.0): a link inside the session directory is never followed, so the
+    # lock is never taken beside the link's target (it was, until 1.2.0).
     (tmp_path / "link").mkdir()
     (tmp_path / "link" / "session.jsonl").symlink_to(tmp_path / "s" / "session.jsonl")
     before = (tmp_path / "s" / "session.jsonl").read_bytes()
     with pytest.raises(ContractError) as caught:
         append(tmp_path / "link", [user("a", None)], timeout=0.2)
-    assert caught.value.code is Code.LOCK_UNAVAILABLE
+    assert caught.value.code is Code.SESSION_PATH_REFUSED
     assert (tmp_path / "s" / "session.jsonl").read_bytes() == before
     assert not (tmp_path / "link" / LOCK_FILE).exists()
 
@@ -166,9 +167,8 @@ def test_reads_never_create_the_lock_file(tmp_path: Path, op: str, args: dict[st
 
 @pytest.mark.parametrize(
     ("given", "env", "expected"),
-    [(2.5, None, 2.5), (None, "0.5", 0.5), (None, "junk", 10.0), (None, None, 10.0),
-     (-1, None, 0.0)],
-    ids=["argument", "environment", "bad-environment", "default", "negative"],
+    [(2.5, None, 2.5), (None, "0.5", 0.5), (None, None, 10.0), (-1, None, 0.0)],
+    ids=["argument", "environment", "default", "negative"],
 )
 def test_lock_timeout_sources(
     monkeypatch: pytest.MonkeyPatch, given: float | None, env: str | None, expected: float
@@ -178,6 +178,17 @@ def test_lock_timeout_sources(
     else:
         monkeypatch.setenv("PERSYK_LOCK_TIMEOUT", env)
     assert lock_timeout(given) == expected
+
+
+@pytest.mark.parametrize("env", ["junk", "inf", "1e10", "nan", "-1", "3600.01"])
+def test_a_lock_timeout_outside_0_to_3600_seconds_is_usage(
+    monkeypatch: pytest.MonkeyPatch, env: str
+) -> None:
+    # Issue 19.5: inf and 1e10 overflowed the thread lock; junk was silently ignored.
+    monkeypatch.setenv("PERSYK_LOCK_TIMEOUT", env)
+    with pytest.raises(UsageError) as caught:
+        lock_timeout()
+    assert caught.value.code is Code.USAGE
 
 
 def test_symlinked_lock_file_fails_closed_and_creates_nothing_outside(tmp_path: Path) -> None:

@@ -214,6 +214,18 @@ class SubprocessAdapter:
         finally:
             one_shot.close()
 
+    def wrapped(self, prefix: Sequence[str]) -> SubprocessAdapter:
+        """A new, not yet started adapter whose command is ``prefix`` followed by this one's
+        (H-104 runs the adapter under ``strace``); same environment and stderr file."""
+        return SubprocessAdapter(
+            [*prefix, *self._argv],
+            env=self._env,
+            stderr_path=self._stderr_path,
+            cwd=self._cwd,
+            strict=self._strict,
+            file_size_limit=self._file_size_limit,
+        )
+
     def stderr_mark(self) -> int:
         return self._stderr_path.stat().st_size
 

@@ -135,7 +135,10 @@ def _entry_faults(c: _Canaries) -> bytes:
     return head + b"".join(kit.line(f) for f in faults)
 
 
-def _write(root: Path, files: dict[str, bytes], fifos: tuple[str, ...] = ()) -> None:
+def _write(
+    root: Path, files: dict[str, bytes], fifos: tuple[str, ...] = (),
+    symlinks: tuple[tuple[str, str], ...] = (),
+) -> None:
     for rel, data in files.items():
         path = root / "tree" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,6 +147,10 @@ def _write(root: Path, files: dict[str, bytes], fifos: tuple[str, ...] = ()) -> 
         path = root / "tree" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(path)
+    for rel, target in symlinks:  # nor a symlink (package data drops them)
+        path = root / "tree" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +161,7 @@ class _Spec:
     files: dict[str, bytes]
     steps: tuple[Step, ...]
     fifos: tuple[str, ...] = ()
+    symlinks: tuple[tuple[str, str], ...] = ()  # (path, relative target)
 
 
 _NO_LEAK_RULES = ("DIAG-1", "CTX-19")
@@ -260,6 +268,65 @@ def _h006(c: _Canaries) -> _Spec:
     )
 
 
+def _session_bytes() -> tuple[bytes, bytes]:
+    """A valid session and the same with a torn last record."""
+    header = {"type": "session", "version": 1, "id": "harness-links", "timestamp": TS}
+    records = [kit.user("m0", None, "first"), kit.user("m1", "m0", "second")]
+    valid = kit.jsonl(header, *records)
+    return valid, valid + kit.line(kit.user("m2", "m1", "torn"))[:40]
+
+
+_REFUSED_LINK: dict[str, Any] = {"error": {"code": "SESSION_PATH_REFUSED"}}
+
+
+def _h110(c: _Canaries) -> _Spec:
+    # APP-25: `session.jsonl -> elsewhere` once made append create elsewhere's session.lock.
+    valid, _ = _session_bytes()
+    untouched = {
+        "outside/session.jsonl": {"unchanged": True},
+        "outside/session.lock": {"absent": True},
+        "linked/session.lock": {"absent": True},
+    }
+    return _Spec(
+        "a mutation never follows a symlinked session.jsonl; reading still does",
+        ("APP-25", "CTX-19"),
+        ("read", "append"),
+        {"outside/session.jsonl": valid},
+        (
+            Step("append", {"session": "linked", "records": [kit.user("n0", "m1", "new")]},
+                 {**_REFUSED_LINK, "committed": [], "alreadyPresent": []}, untouched),
+            Step("remove", {"session": "linked", "targetId": "m1", "id": "r1", "leaf": "m1",
+                            "timestamp": TS},
+                 {**_REFUSED_LINK, "committed": [], "alreadyPresent": []}, untouched),
+            _step("validate", {"valid": True, "errors": []}, session="linked"),
+        ),
+        symlinks=(("linked/session.jsonl", "../outside/session.jsonl"),),
+    )
+
+
+def _h111(c: _Canaries) -> _Spec:
+    # APP-25: `recovery -> elsewhere` once made recover write its fragment there and succeed.
+    _, torn = _session_bytes()
+    return _Spec(
+        "recovery never follows a symlinked recovery/ or session.jsonl",
+        ("APP-25", "RCV-19"),
+        ("read", "recover"),
+        {"torn/session.jsonl": torn, "elsewhere/README.txt": b"not for fragments\n",
+         "target/session.jsonl": torn},
+        (
+            Step("recover", {"session": "torn"}, _REFUSED_LINK,
+                 {"torn/session.jsonl": {"unchanged": True},
+                  "elsewhere/README.txt": {"unchanged": True}}),
+            Step("recover", {"session": "linked"}, _REFUSED_LINK,
+                 {"target/session.jsonl": {"unchanged": True},
+                  "target/session.lock": {"absent": True},
+                  "target/recovery": {"absent": True}}),
+        ),
+        symlinks=(("torn/recovery", "../elsewhere"),
+                  ("linked/session.jsonl", "../target/session.jsonl")),
+    )
+
+
 _BUILDERS: dict[str, Callable[[_Canaries], _Spec]] = {
     "H-001": _h001,
     "H-002": _h002,
@@ -267,6 +334,8 @@ _BUILDERS: dict[str, Callable[[_Canaries], _Spec]] = {
     "H-004": _h004,
     "H-005": _h005,
     "H-006": _h006,
+    "H-110": _h110,
+    "H-111": _h111,
 }
 HARNESS_IDS: tuple[str, ...] = tuple(_BUILDERS)
 
@@ -278,7 +347,7 @@ def harness_cases(root: Path) -> list[Planned]:
         canaries = _Canaries()
         spec = build(canaries)
         directory = root / case_id
-        _write(directory, spec.files, spec.fifos)
+        _write(directory, spec.files, spec.fifos, spec.symlinks)
         case = Case(
             id=case_id,
             kind="harness",

@@ -80,6 +80,8 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "CAP-17": "the default write root is a setting of roots and search: cases come with the "
     "search capability (issue 12)",
     "CAP-18": "that storing a block implies no execution is not observable in a result",
+    "RCV-18": "restartability shows only when an implementation is killed in the middle of a "
+    "recovery: the write-harness check H-104 kills it at every file-changing system call",
     "APP-4": "the publishing technique (temporary file, fsync, hard link) is not observable in "
     "a result; APP-2 and APP-3 cases check exclusive creation and the durable header, and the "
     "reference's own tests check the link-based publish",

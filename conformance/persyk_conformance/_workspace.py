@@ -126,7 +126,9 @@ def copy_traversable(source: Traversable, target: Path) -> None:
     """Copy a package-data directory byte for byte (works for zip-installed data too)."""
     target.mkdir(parents=True, exist_ok=True)
     for child in source.iterdir():
-        if child.is_dir():
+        if isinstance(child, Path) and child.is_symlink():
+            os.symlink(os.readlink(child), target / child.name)  # a harness link (APP-25)
+        elif child.is_dir():
             copy_traversable(child, target / child.name)
         elif isinstance(child, Path) and stat.S_ISFIFO(child.lstat().st_mode):
             os.mkfifo(target / child.name)  # a harness FIFO (AST-8): recreated, never opened

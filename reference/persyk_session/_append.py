@@ -149,14 +149,32 @@ def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
 def read_records_file(name: str | os.PathLike[str]) -> list[BatchItem]:
     """Prepare the raw JSONL batch in the file ``name`` (bounded: :func:`items_from_jsonl_stream`).
 
-    A file that cannot be opened or read (absent, a directory, no permission) is the caller's
-    fault, UsageError(PATH_NOT_FOUND): exit status 2, like every path that names nothing usable.
+    A file that cannot be opened or read (absent, a directory, no permission), and anything but
+    a regular file (a FIFO, whose open would wait for a writer for ever; a device such as
+    ``/dev/zero``; a ``/proc`` file that fails or blocks on read), is the caller's fault,
+    UsageError(PATH_NOT_FOUND): exit status 2, like every path that names nothing usable. The
+    type is checked on a descriptor opened without blocking, before a byte is read; a stream
+    is given as ``-`` (standard input) instead.
     """
     try:
-        with open(name, "rb") as stream:
-            return items_from_jsonl_stream(stream.read)
+        fd = _fsutil.open_regular(name, follow=True)
+        with os.fdopen(fd, "rb") as stream:  # non-blocking: /proc/kmsg fails, never waits
+            return items_from_jsonl_stream(_read_or_fail(stream.read))
     except OSError:
         raise UsageError(Code.PATH_NOT_FOUND, "the records file cannot be read") from None
+
+
+def _read_or_fail(read: Callable[[int], bytes | None]) -> Callable[[int], bytes]:
+    """A reader that treats "no data yet" (None, from a non-blocking descriptor) as an error:
+    a regular file never has it, a file that pretends to be one may."""
+
+    def checked(size: int) -> bytes:
+        data = read(size)
+        if data is None:
+            raise BlockingIOError("the file would block")
+        return data
+
+    return checked
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -393,7 +411,7 @@ def append_records(
     """
     file = resolve_session_file_for_mutation(path)
     refuse_other_version(file)  # APP-24: before the lock, so nothing is created
-    with session_lock(file.parent, timeout=timeout), open_live(file) as live:
+    with session_lock(file.parent, timeout=timeout, file=file), open_live(file) as live:
         if live.state is None:
             return _blocked(live.fault_line)
         return _append_locked(live, live.state, items, leaf or LeafSelector.default())
@@ -421,7 +439,7 @@ def remove_entry(
     entry_id = id or str(uuid.uuid4())
     file = resolve_session_file_for_mutation(path)
     refuse_other_version(file)  # APP-24: before the lock, so nothing is created
-    with session_lock(file.parent, timeout=timeout), open_live(file) as live:
+    with session_lock(file.parent, timeout=timeout, file=file), open_live(file) as live:
         state = live.state
         if state is None:
             return _blocked(live.fault_line)
@@ -520,6 +538,20 @@ def create_session(
 
 def _publish(target_dir: Path, final: Path, data: bytes) -> None:
     created = _make_directories(target_dir)
+    try:
+        _publish_in(target_dir, final, data)
+    except BaseException:
+        # APP-27: a create that fails leaves no directory it made (innermost first; rmdir
+        # removes only empty ones, so nothing that another writer put there is lost).
+        for path in reversed(created):
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise
+    for path in reversed(created):
+        _fsutil.fsync_directory(path.parent)
+
+
+def _publish_in(target_dir: Path, final: Path, data: bytes) -> None:
     temp = target_dir / f".{SESSION_FILE}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
     try:
         _fsutil.write_new_file(temp, data)
@@ -530,8 +562,6 @@ def _publish(target_dir: Path, final: Path, data: bytes) -> None:
     finally:
         _fsutil.unlink_quietly(temp)
     _fsutil.fsync_directory(target_dir)
-    for path in reversed(created):
-        _fsutil.fsync_directory(path.parent)
 
 
 def _exists() -> ContractError:

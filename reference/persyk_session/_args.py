@@ -11,7 +11,7 @@ from typing import Any
 from ._context import LeafSelector
 from ._errors import Code, UsageError
 
-__all__ = ["leaf_selector", "session_arg", "string_arg"]
+__all__ = ["leaf_selector", "path_arg", "session_arg", "string_arg"]
 
 
 def string_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
@@ -23,10 +23,18 @@ def string_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str
     return value
 
 
+def path_arg(args: dict[str, Any], name: str) -> str:
+    """A required path argument: a non-empty string without a NUL byte (no file system can
+    name such a path, and the OS would refuse it with an exception, not an answer)."""
+    value = string_arg(args, name)
+    assert value is not None  # required=True never returns None
+    if "\x00" in value:
+        raise UsageError(Code.USAGE, f"the argument '{name}' must not contain a NUL byte")
+    return value
+
+
 def session_arg(args: dict[str, Any]) -> str:
-    session = string_arg(args, "session")
-    assert session is not None  # required=True never returns None
-    return session
+    return path_arg(args, "session")
 
 
 def leaf_selector(args: dict[str, Any]) -> LeafSelector:

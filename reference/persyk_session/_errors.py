@@ -79,6 +79,7 @@ class Code(enum.StrEnum):
     APPEND_ID_CONFLICT = "APPEND_ID_CONFLICT"
     APPEND_LEAF_MISMATCH = "APPEND_LEAF_MISMATCH"
     LOCK_UNAVAILABLE = "LOCK_UNAVAILABLE"
+    SESSION_PATH_REFUSED = "SESSION_PATH_REFUSED"
     IO_FAILED = "IO_FAILED"
     # --- paged reads (phase: read) ---------------------------------------------------------
     CURSOR_INVALID = "CURSOR_INVALID"

@@ -10,17 +10,24 @@ Two layers, both held from validation of the committed file to the last fsync:
   holder's lock. The lock file is created by the first mutation and never deleted: deleting it
   would let two writers lock two different inodes under the same name.
 
+Given the session file, the mutation also holds ``flock(LOCK_EX)`` on ``session.jsonl`` itself
+(APP-26): the lock file belongs to a directory, the session file's identity to its inode, so two
+names of one file (a hard link in another directory) never mutate it at once.
+
 The wait is bounded (``DEFAULT_LOCK_TIMEOUT`` seconds, or ``PERSYK_LOCK_TIMEOUT`` from the
-environment, or the caller's value), then ``LOCK_UNAVAILABLE``. Where the file system cannot
-lock (ENOLCK, ENOSYS, EOPNOTSUPP) the mutation fails closed with the same code. Read paths never
-call this module, so reading never creates the lock file (CTX-19).
+environment, or the caller's value; at most ``MAX_LOCK_TIMEOUT``, and a value that is not a
+number of seconds in that range is ``USAGE``), then ``LOCK_UNAVAILABLE``. Where the file
+system cannot lock (ENOLCK, ENOSYS, EOPNOTSUPP) the mutation fails closed with the same code.
+Read paths never call this module, so reading never creates the lock file (CTX-19).
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import math
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -28,12 +35,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from ._errors import Code, ContractError, Diagnostic
+from . import _fsutil
+from ._errors import Code, ContractError, Diagnostic, UsageError
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "LOCK_FILE", "lock_timeout", "session_lock"]
+__all__ = [
+    "DEFAULT_LOCK_TIMEOUT", "LOCK_FILE", "MAX_LOCK_TIMEOUT", "check_lock_timeout", "lock_timeout",
+    "session_lock",
+]
 
 LOCK_FILE: Final = "session.lock"
 DEFAULT_LOCK_TIMEOUT: Final = 10.0
+# An hour: longer than any writer holds the lock, and far below what a thread lock or a clock
+# can represent (inf or 1e10 overflowed them).
+MAX_LOCK_TIMEOUT: Final = 3600.0
 _TIMEOUT_ENV: Final = "PERSYK_LOCK_TIMEOUT"
 
 # Errors meaning "this file system cannot lock at all": fail closed (APP-6).
@@ -51,16 +65,29 @@ _registry_guard = threading.Lock()
 _thread_locks: dict[tuple[int, int], threading.Lock] = {}
 
 
+def check_lock_timeout(value: float, source: str) -> float:
+    """``value`` if it is a number of seconds from 0 to MAX_LOCK_TIMEOUT, else USAGE."""
+    # NaN fails both comparisons; a huge integer is compared exactly, never converted.
+    if not 0 <= value <= MAX_LOCK_TIMEOUT:
+        raise UsageError(Code.USAGE, f"{source} must be a number of seconds from 0 to 3600")
+    return float(value)
+
+
 def lock_timeout(timeout: float | None = None) -> float:
-    """The wait bound: the caller's, else ``PERSYK_LOCK_TIMEOUT``, else the default."""
+    """The wait bound: the caller's, else ``PERSYK_LOCK_TIMEOUT``, else the default.
+
+    A negative argument means no wait; an environment value that is not a number of seconds
+    from 0 to MAX_LOCK_TIMEOUT, or an argument above it, is a UsageError (USAGE).
+    """
     if timeout is not None:
-        return max(0.0, timeout)
+        return check_lock_timeout(max(0.0, timeout), "the lock timeout")
     raw = os.environ.get(_TIMEOUT_ENV)
     if raw:
         try:
-            return max(0.0, float(raw))
+            value = float(raw)
         except ValueError:
-            pass
+            value = math.nan
+        return check_lock_timeout(value, _TIMEOUT_ENV)
     return DEFAULT_LOCK_TIMEOUT
 
 
@@ -82,8 +109,11 @@ def _thread_lock(directory: Path) -> threading.Lock:
 
 
 @contextmanager
-def session_lock(directory: Path, *, timeout: float | None = None) -> Iterator[None]:
-    """Hold the mutation lock of the session in ``directory`` for the ``with`` body.
+def session_lock(
+    directory: Path, *, timeout: float | None = None, file: Path | None = None
+) -> Iterator[None]:
+    """Hold the mutation lock of the session in ``directory`` for the ``with`` body; given the
+    session ``file``, hold its identity lock too (APP-26).
 
     Raises ContractError(LOCK_UNAVAILABLE) when the wait bound passes or locking is unsupported.
     """
@@ -96,21 +126,51 @@ def session_lock(directory: Path, *, timeout: float | None = None) -> Iterator[N
         fd = _open_lock_file(os.path.join(directory, LOCK_FILE))
         try:
             _flock_until(fd, deadline)
-            yield
+            if file is None:
+                yield
+            else:
+                with _identity_lock(file, deadline):
+                    yield
         finally:
             os.close(fd)  # closing the description releases the flock
     finally:
         thread_lock.release()
 
 
+@contextmanager
+def _identity_lock(file: Path, deadline: float) -> Iterator[None]:
+    """APP-26: ``flock`` on the session file itself, through a description of our own (closing
+    it releases only this lock), opened without following a link and without blocking."""
+    try:
+        fd = _fsutil.open_regular(file)
+    except _fsutil.NotRegularFile:
+        raise ContractError([Diagnostic(
+            Code.SESSION_PATH_REFUSED, detail="the session file is a symbolic link; not mutated",
+        )]) from None
+    except OSError:  # no permission, gone: as for every other operation
+        raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
+    try:
+        _flock_until(fd, deadline)
+        yield
+    finally:
+        os.close(fd)
+
+
 def _open_lock_file(path: str) -> int:
     # O_NOFOLLOW: a session.lock that is a symlink would make the lock (and, when dangling, a
     # new file) live outside the session directory, so two writers could lock different
-    # inodes; fail closed instead (APP-5, APP-6).
+    # inodes; fail closed instead (APP-5, APP-6, APP-25). So does anything but a regular file
+    # (a FIFO, a directory), checked on the descriptor; O_NONBLOCK so that opening never waits.
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC, 0o644)
+        fd = os.open(
+            path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC, 0o644
+        )
     except OSError:
         raise _unavailable("the session lock file cannot be opened") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _unavailable("the session lock file is not a regular file")
+    return fd
 
 
 def _flock_until(fd: int, deadline: float) -> None:

@@ -12,20 +12,32 @@ read backwards from the end: recovery then costs time proportional to the tail, 
 size of the file, and interior damage (if any) stays where it is for ``validate`` to report.
 Only a file that ends with LF and a tail that is one complete JSON value are judged against the
 whole session (a record needs the graph of the committed lines); then interior faults win.
+
+Restartable and confined (RCV-18, RCV-19, APP-25)
+-------------------------------------------------
+Every step leaves a state the next ``recover`` can finish: the fragment goes to a temporary file
+with a random name (fsynced), is published by ``link`` under a random final name (``recovery/``
+fsynced), and only then is the session file truncated or removed (fsynced). A rerun removes
+temporaries of dead attempts and reuses a published copy of the same fragment. Everything inside
+the session directory is reached through its descriptor (``mkdirat``, ``openat`` with
+``O_NOFOLLOW``, ``linkat``, ``unlinkat``): a ``recovery`` that is a symlink or not a directory is
+refused, and a file in ``recovery/`` is read only after ``fstat`` says it is a regular file.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from . import _fsutil
-from ._errors import Code, ContractError, Diagnostic
+from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._lock import session_lock
 from ._records import MAX_RECORD_BYTES
 from ._recovery_plan import (
+    RECOVERY_DIR,
     FragmentVerdict,
     RecoveryPlan,
     TailInfo,
@@ -115,45 +127,116 @@ def _io_failed() -> Diagnostic:
     return Diagnostic(Code.IO_FAILED, detail="writing or syncing during recovery failed")
 
 
-def _preserve(directory: Path, name: str, fragment: bytes) -> None:
-    """RCV-6: an exclusive, fsynced copy of the fragment, its directory entry fsynced too."""
-    target = directory / name
-    folder = target.parent
-    if not folder.is_dir():
-        _fsutil.make_directory(folder)
-        _fsutil.fsync_directory(directory)
+def _refused(detail: str) -> ContractError:
+    return ContractError([Diagnostic(Code.SESSION_PATH_REFUSED, detail=detail)])
+
+
+# RCV-19: a fragment is written under a temporary name of this shape, then published by link
+# under ``<stem>.<random>.fragment``. Both names hold a random part, so nobody can plant a file
+# at the name recovery is about to use; the stem (from the planner: offset and digest) lets a
+# rerun recognise a copy published by an interrupted attempt.
+_TEMP_PREFIX: Final = ".session.jsonl."
+_TEMP_SUFFIX: Final = ".tmp"
+_PUBLISHED_SUFFIX: Final = ".fragment"
+
+
+def _recovery_directory(session_fd: int) -> int:
+    """``recovery/`` inside the session directory, created if missing (and the session
+    directory fsynced), opened without following a link: a symlink or a non-directory there
+    is refused (APP-25), so nothing is ever written outside the session directory."""
+    _fsutil.make_directory_at(RECOVERY_DIR, session_fd)
+    # Even when it existed: an attempt killed between its mkdir and this fsync left the new
+    # entry not yet durable (RCV-18).
+    _fsutil.fsync_directory(session_fd)
     try:
-        _fsutil.write_new_file(target, fragment)
-    except FileExistsError:
-        # A rerun after a crash between preserving and truncating: keep the first copy, but
-        # only if it really holds these bytes.
-        if target.read_bytes() != fragment:
-            raise OSError("a different file has the fragment's name") from None
-    _fsutil.fsync_directory(folder)
+        return _fsutil.open_directory_at(RECOVERY_DIR, session_fd)
+    except _fsutil.NotRegularFile:
+        raise _refused("recovery/ is a symbolic link or not a directory") from None
 
 
-def _execute(file: Path, plan: RecoveryPlan) -> RecoveryResult:
+def _holds(directory_fd: int, name: str, fragment: bytes) -> bool:
+    """Whether ``name`` is a regular file (checked with fstat, opened without following a link
+    and without blocking) holding exactly ``fragment``; anything else is not ours."""
+    try:
+        fd = _fsutil.open_regular(name, dir_fd=directory_fd)
+    except OSError:
+        return False
+    try:
+        if os.fstat(fd).st_size != len(fragment):
+            return False
+        return os.pread(fd, len(fragment) + 1, 0) == fragment
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _finish_earlier_attempts(directory_fd: int, stem: str, fragment: bytes) -> str | None:
+    """RCV-18: under the lock no other recovery runs, so a temporary file in ``recovery/`` is
+    the leftover of an interrupted attempt: remove it. Return the name of a copy of this very
+    fragment that an interrupted attempt already published (it is reused: preserved once)."""
+    found: str | None = None
+    for name in sorted(os.listdir(directory_fd)):
+        if name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX):
+            _fsutil.unlink_quietly(name, dir_fd=directory_fd)
+        elif (
+            found is None
+            and name.startswith(stem + ".")
+            and name.endswith(_PUBLISHED_SUFFIX)
+            and _holds(directory_fd, name, fragment)
+        ):
+            found = name
+    return found
+
+
+def _preserve(session_fd: int, name: str, fragment: bytes) -> str:
+    """RCV-6, RCV-18, RCV-19: a durable copy of the fragment under ``recovery/``; returns its
+    path relative to the session directory.
+
+    The bytes go to a new temporary file (exclusive creation, random name), are fsynced, and
+    the file is published by ``link`` under a random final name (never replacing anything),
+    then the temporary name is removed and ``recovery/`` fsynced. Killed at any step, the next
+    run removes the temporary file, or finds the published copy and reuses it.
+    """
+    folder, _, planned = name.rpartition("/")
+    stem = planned.removesuffix(_PUBLISHED_SUFFIX)
+    directory_fd = _recovery_directory(session_fd)
+    try:
+        published = _finish_earlier_attempts(directory_fd, stem, fragment)
+        if published is None:
+            token = secrets.token_hex(8)
+            temp = f"{_TEMP_PREFIX}{token}{_TEMP_SUFFIX}"
+            published = f"{stem}.{token}{_PUBLISHED_SUFFIX}"
+            _fsutil.write_new_file(temp, fragment, dir_fd=directory_fd)
+            _fsutil.link_new(temp, published, dir_fd=directory_fd)
+            _fsutil.unlink_quietly(temp, dir_fd=directory_fd)
+        _fsutil.fsync_directory(directory_fd)  # also when reused: its attempt may have died first
+    finally:
+        os.close(directory_fd)
+    return f"{folder}/{published}"
+
+
+def _execute(session_fd: int, file: Path, plan: RecoveryPlan) -> RecoveryResult:
     if plan.action == "refused":
         return RecoveryResult(error=plan.error)
     if plan.action == "none":
         return RecoveryResult("none")
+    preserved: str | None = None
+    if plan.fragment is not None and plan.preserve_as is not None:
+        preserved = _preserve(session_fd, plan.preserve_as, plan.fragment)  # RCV-6 first
     if plan.action == "removed":
-        if plan.fragment is not None and plan.preserve_as is not None:
-            _preserve(file.parent, plan.preserve_as, plan.fragment)  # RCV-6 before any change
-        os.unlink(file)
-        _fsutil.fsync_directory(file.parent)
-        return RecoveryResult("removed", plan.preserve_as)
+        os.unlink(file.name, dir_fd=session_fd)
+        _fsutil.fsync_directory(session_fd)
+        return RecoveryResult("removed", preserved)
     fd = _fsutil.open_append(file)
     try:
         if plan.action == "newline-added":
             _fsutil.append_all(fd, b"\n")
             return RecoveryResult("newline-added")
-        assert plan.preserve_as is not None and plan.fragment is not None
-        assert plan.truncate_to is not None
-        _preserve(file.parent, plan.preserve_as, plan.fragment)
+        assert preserved is not None and plan.truncate_to is not None
         # RCV-7: cut exactly after the last LF, durable before success is reported.
         _fsutil.truncate_durably(fd, plan.truncate_to)
-        return RecoveryResult("truncated", plan.preserve_as)
+        return RecoveryResult("truncated", preserved)
     finally:
         os.close(fd)
 
@@ -245,14 +328,30 @@ def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> Re
         refuse_other_version(file)  # RCV-17: before the lock, so nothing is created
     except ContractError as refused:
         return RecoveryResult(error=refused.diagnostics[0])
-    with session_lock(file.parent, timeout=timeout):
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    with session_lock(file.parent, timeout=timeout, file=file):
+        fd = _open_session_file(file)
         try:
             size = os.fstat(fd).st_size
             plan = plan_recovery(_inspect(file, fd, size))
         finally:
             os.close(fd)
         try:
-            return _execute(file, plan)
+            session_fd = _fsutil.open_directory(file.parent)
+        except OSError:
+            raise UsageError(
+                Code.PATH_NOT_FOUND, "the session directory cannot be opened") from None
+        try:
+            return _execute(session_fd, file, plan)
         except OSError:
             return RecoveryResult(error=_io_failed())
+        finally:
+            os.close(session_fd)
+
+
+def _open_session_file(file: Path) -> int:
+    """The session file, read-only: a regular file, never a link (APP-25), or PATH_NOT_FOUND
+    when it cannot be read (no permission, gone), as for every other operation."""
+    try:
+        return _fsutil.open_regular(file)
+    except OSError:
+        raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None

@@ -8,6 +8,7 @@ the record limit plus the index, whatever the file size.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from . import _fsutil
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._lines import split_stream
 from ._records import MAX_RECORD_BYTES, is_blank, parse_record
@@ -57,16 +59,30 @@ def _mode(path: str) -> int | None:
 
 
 def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
-    """:func:`resolve_session_file`, with a symlinked file resolved, for the write path.
+    """:func:`resolve_session_file` for the write path, which never follows the session file.
 
-    APP-5: the lock is ``session.lock`` beside the file that is written. If ``session.jsonl``
-    (or the path given) is a symlink, the lock must sit beside its target, not beside the link:
-    otherwise a writer going through the link and one going to the file directly would lock
-    two different files and both mutate the session at once. A symlinked *directory* needs
-    nothing: both spellings reach the same ``session.lock``.
+    APP-25: the session directory is the one the caller names (links on the way to it are
+    followed: both spellings reach the same ``session.lock``); the session file inside it is
+    never followed. A ``session.jsonl`` (or a file named directly) that is a symbolic link is
+    refused with SESSION_PATH_REFUSED before anything is created: following it would put the
+    lock, the recovery directory and the writes beside the link's target, wherever that is.
+    Anything but a regular file is PATH_NOT_FOUND, as for reading.
     """
-    file = resolve_session_file(path)
-    return Path(os.path.realpath(file)) if os.path.islink(file) else file
+    candidate = os.fspath(path)
+    mode = _mode(candidate)
+    if mode is not None and stat.S_ISDIR(mode):
+        candidate = os.path.join(candidate, SESSION_FILE)
+    try:
+        info = os.lstat(candidate)
+    except (OSError, ValueError):  # ValueError: an embedded NUL
+        raise UsageError(
+            Code.PATH_NOT_FOUND, "no session file or session directory at the path") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise ContractError([Diagnostic(
+            Code.SESSION_PATH_REFUSED, detail="the session file is a symbolic link; not mutated")])
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(Code.PATH_NOT_FOUND, "no session file or session directory at the path")
+    return Path(candidate)
 
 
 def feed_lines(
@@ -197,7 +213,24 @@ def open_session(path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE) 
 
 
 def _open_read_only(path: Path) -> IO[bytes]:
+    """The session file for reading: a regular file, opened without blocking (a FIFO or a
+    device that merely claims a name never hangs or floods a reader), else PATH_NOT_FOUND."""
     try:
-        return open(path, "rb")  # the caller closes it
+        fd = _fsutil.open_regular(path, follow=True)
     except OSError:
         raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
+    return _GuardedReader(io.FileIO(fd, "rb"))  # the caller closes it
+
+
+class _GuardedReader(io.BufferedReader):
+    """A file whose read errors (EIO from ``/proc/self/mem``, EAGAIN from ``/proc/kmsg``) are
+    PATH_NOT_FOUND: the path names nothing that can be read as a session."""
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        try:
+            data = super().read(size)
+        except OSError:
+            data = None
+        if data is None:  # EAGAIN on a non-blocking descriptor: not a regular file after all
+            raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be read")
+        return data

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Final
 
+from . import _fsutil
 from ._errors import Code, ContractError, Diagnostic
 from ._records import MAX_RECORD_BYTES, is_blank, parse_record
 from ._schema import validate_header
@@ -47,7 +48,7 @@ def _first_record(file: Path) -> tuple[int, bytes] | None:
     """(line, bytes) of the first line that is not blank (REC-15), read from the start and
     bounded by the record limit; None when there is none or the file cannot be read."""
     try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = _fsutil.open_regular(file)  # never a FIFO or a link (APP-25)
     except OSError:
         return None
     try:

@@ -20,7 +20,7 @@ from ._append import (
     read_records_file,
     remove_entry,
 )
-from ._args import leaf_selector, session_arg, string_arg
+from ._args import leaf_selector, path_arg, session_arg, string_arg
 from ._capture_ops import (
     CAPTURE_OPERATIONS,
     op_asset_verify,
@@ -40,6 +40,7 @@ from ._context import (
     validate_for_target,
 )
 from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._lock import check_lock_timeout
 from ._paging import read_page
 from ._recovery import recover
 from ._replay_run import read_script_file, replay
@@ -162,9 +163,9 @@ def _lock_timeout(args: dict[str, Any]) -> float | None:
     value = args.get("lockTimeout")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise UsageError(Code.USAGE, "the argument 'lockTimeout' must be a non-negative number")
-    return float(value)
+    return check_lock_timeout(value, "the argument 'lockTimeout'")
 
 
 def _append_failure(error: ContractError) -> dict[str, Any]:
@@ -203,9 +204,7 @@ def op_append(
             raise UsageError(Code.USAGE, "the argument 'records' must be an array")
         items = items_from_objects(records)
     else:
-        name = string_arg(args, "recordsFile")
-        assert name is not None
-        items = read_records_file(name)
+        items = read_records_file(path_arg(args, "recordsFile"))
     leaf = leaf_selector(args)
     try:
         result = append_records(session_arg(args), items, leaf=leaf, timeout=_lock_timeout(args))
