@@ -7,13 +7,9 @@ from pathlib import Path
 import pytest
 from _writes import custom, header_line, line, new_session, user, write_session
 from persyk_session import Code
+from persyk_session._json_grammar import Incomplete, JsonFault, parse_json
 from persyk_session._recovery import recover
-from persyk_session._recovery_plan import (
-    FragmentVerdict,
-    Shape,
-    classify_fragment,
-    scan_prefix,
-)
+from persyk_session._recovery_plan import FragmentVerdict, classify_fragment
 from persyk_session.operations import OPERATIONS
 
 
@@ -136,13 +132,25 @@ def test_limits(fragment: bytes, verdict: FragmentVerdict) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "shape"),
-    [("", Shape.INCOMPLETE), ('{"a":[1,{"b":null}]}', Shape.COMPLETE), ("{} ", Shape.COMPLETE),
-     ("{}{", Shape.SYNTAX)],
-    ids=["empty", "nested", "trailing-space", "two-values"],
+    ("fragment", "result"),
+    [
+        (b"", Incomplete(object_root=True, in_string=False, open_containers=0)),
+        (b'{"a":[1,{"b":"x', Incomplete(object_root=True, in_string=True, open_containers=3)),
+        (b"[1,", Incomplete(object_root=False, in_string=False, open_containers=1)),
+        (b'{"a":[1,{"b":null}]}', {"a": [1, {"b": None}]}),
+        (b"{} ", {}),
+    ],
+    ids=["nothing", "open-string", "array", "complete", "complete-then-space"],
 )
-def test_scan_prefix_shapes(text: str, shape: Shape) -> None:
-    assert scan_prefix(text).shape is shape
+def test_prefix_mode_of_the_one_grammar(fragment: bytes, result: object) -> None:
+    # Recovery reads a fragment with the grammar that reads every record (issue 9.1).
+    assert parse_json(fragment, prefix=True) == result
+
+
+def test_prefix_mode_reports_a_grammar_fault_after_a_complete_value() -> None:
+    with pytest.raises(JsonFault) as caught:
+        parse_json(b"{}{", prefix=True)
+    assert caught.value.code is Code.RECORD_JSON_SYNTAX and caught.value.offset == 2
 
 
 # --- recovery on disk --------------------------------------------------------------------------

@@ -1,20 +1,93 @@
-"""The reference implementation passes every conformance case of fixtures/v1 (in process)."""
+"""The reference implementation passes every conformance case of fixtures/v1, in both modes.
+
+``PERSYK_SESSION_MODE`` is read once, when ``persyk_session`` is imported, so the mode this
+process does not run is run in a child process with the variable set.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from persyk_conformance.cli import main
+from persyk_session import _mode
+
+MODES = ["fast", "readable"]
 
 
-def test_reference_passes_every_case(tmp_path: Path) -> None:
-    report = tmp_path / "report.json"
-    status = main(["run", "--in-process", "--no-harness", "--report", str(report)])
-    failing = [
+def _failing(report: Path) -> list[tuple[str, str]]:
+    return [
         (case["id"], case["outcome"])
         for case in json.loads(report.read_text("utf-8"))["cases"]
         if case["outcome"] != "pass"
     ]
-    assert failing == []
+
+
+def _run_in_child(mode: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PERSYK_SESSION_MODE": mode}
+    command = [sys.executable, "-m", "persyk_conformance.cli", "run", *arguments]
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reference_passes_every_case_in_process(mode: str, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    arguments = ["--in-process", "--no-harness", "--report", str(report)]
+    if mode == _mode.MODE:
+        status = main(["run", *arguments])
+    else:
+        status = _run_in_child(mode, *arguments).returncode
+    assert _failing(report) == []
     assert status == 0
+
+
+def test_readable_reference_adapter_passes_every_case(tmp_path: Path) -> None:
+    # The whole suite, harness included, through the subprocess adapter (issue 9.1).
+    report = tmp_path / "report.json"
+    adapter = f"{sys.executable} -m persyk_session.cli adapter"
+    run = _run_in_child("readable", "--impl", adapter, "--report", str(report))
+    assert _failing(report) == []
+    assert run.returncode == 0, run.stdout[-2000:]
+
+
+# Import the read and write paths and run one operation of each in the child.
+_IMPORTS_PROBE = """
+import json, sys, tempfile
+from persyk_session.operations import OPERATIONS
+import persyk_session.adapter, persyk_session.cli
+with tempfile.TemporaryDirectory() as folder:
+    assert "header" in OPERATIONS["create"]({"session": folder})
+    assert OPERATIONS["validate"]({"session": folder})["valid"]
+loaded = {name.split(".")[0] for name in sys.modules}
+print(json.dumps(sorted(loaded & {"orjson", "jsonschema_rs"})))
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "imported"),
+    [("readable", []), ("fast", ["jsonschema_rs", "orjson"])],
+    ids=["readable", "fast"],
+)
+def test_readable_mode_imports_neither_orjson_nor_jsonschema_rs(
+    mode: str, imported: list[str]
+) -> None:
+    environment = {**os.environ, "PERSYK_SESSION_MODE": mode}
+    probe = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_PROBE], env=environment, capture_output=True,
+        text=True, timeout=120, check=True,
+    )
+    assert json.loads(probe.stdout) == imported
+
+
+def test_unknown_mode_is_refused() -> None:
+    environment = {**os.environ, "PERSYK_SESSION_MODE": "quick"}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import persyk_session"], env=environment, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert probe.returncode != 0
+    assert "PERSYK_SESSION_MODE must be one of fast, readable" in probe.stderr

@@ -1,4 +1,5 @@
-"""The fast path (jsonschema-rs) and the oracle (python-jsonschema) implement one contract.
+"""The fast path (jsonschema-rs, ``_schema_fast``) and the readable validator (python-jsonschema,
+``_schema``) implement one contract.
 
 Entries are generated valid, then usually broken by one or two random edits near the places the
 schemas constrain; both validators must reach the same verdict on every one of them.
@@ -7,16 +8,14 @@ schemas constrain; both validators must reach the same verdict on every one of t
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
+import jsonschema_rs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from persyk_session._schema import (
-    KNOWN_ENTRY_TYPES,
-    _validators,
-    validate_entry,
-    validate_header,
-)
+from persyk_session import _schema, _schema_fast
+from persyk_session._schema import KNOWN_ENTRY_TYPES, _validators, validate_entry, validate_header
 
 SETTINGS = settings(max_examples=200, deadline=None, database=None)
 
@@ -288,11 +287,19 @@ def test_generated_valid_entry_is_accepted(record: dict[str, Any]) -> None:
     assert validate_entry(record) == []
 
 
+@functools.cache
+def rust_entry_schema() -> jsonschema_rs.Validator:
+    """jsonschema-rs over the whole entry.json (the fast path asks each type's definition)."""
+    schemas = _schema.schemas()
+    registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in schemas.values()])
+    return jsonschema_rs.validator_for(schemas["entry"], registry=registry)
+
+
 @SETTINGS
 @given(edited(valid_entries()))
 def test_fast_path_and_oracle_agree_on_entries(record: dict[str, Any]) -> None:
-    validators = _validators()
-    assert validators.entry_fast.is_valid(record) == validators.entry_oracle.is_valid(record)
+    assert rust_entry_schema().is_valid(record) == _validators().entry.is_valid(record)
+    assert _schema_fast.validate_entry(record) == _schema.validate_entry(record)
 
 
 @SETTINGS
@@ -301,16 +308,15 @@ def test_type_dispatch_agrees_with_the_entry_schema(record: dict[str, Any]) -> N
     # validate_entry's fast path asks the entry type's own definition, not entry.json.
     entry_type = record.get("type")
     assume(isinstance(entry_type, str) and entry_type in KNOWN_ENTRY_TYPES)
-    validators = _validators()
-    by_type = validators.entry_fast_by_type[str(entry_type)]
-    assert by_type.is_valid(record) == validators.entry_fast.is_valid(record)
+    by_type = _schema_fast._validators().entry_by_type[str(entry_type)]
+    assert by_type.is_valid(record) == rust_entry_schema().is_valid(record)
 
 
 @SETTINGS
 @given(edited(valid_entries()))
 def test_every_rejected_entry_has_attributed_diagnostics(record: dict[str, Any]) -> None:
     diagnostics = validate_entry(record)
-    if not _validators().entry_fast.is_valid(record):
+    if not _validators().entry.is_valid(record):
         assert diagnostics
     # The root pointer is only used when the oracle finds nothing the fast path rejected.
     assert all(d.pointer for d in diagnostics)
@@ -324,7 +330,8 @@ headers = st.fixed_dictionaries(
 @SETTINGS
 @given(edited(headers))
 def test_fast_path_and_oracle_agree_on_headers(record: dict[str, Any]) -> None:
-    validators = _validators()
-    assert validators.header_fast.is_valid(record) == validators.header_oracle.is_valid(record)
-    if not validators.header_fast.is_valid(record):
+    rust_valid = _schema_fast._validators().header.is_valid(record)
+    assert rust_valid == _validators().header.is_valid(record)
+    assert _schema_fast.validate_header(record) == _schema.validate_header(record)
+    if not rust_valid:
         assert validate_header(record)

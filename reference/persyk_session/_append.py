@@ -1,8 +1,6 @@
-"""Creating sessions and appending records (docs/spec.md, section APP).
+"""Creating sessions and appending records: the I/O edge (docs/spec.md, section APP).
 
-The decision of what a batch writes is :func:`plan_append`: pure, fed the index builder of the
-committed session and a loader for committed bodies (the identical-retry check reads one record
-by its indexed position, so its cost does not grow with the session). The I/O shell
+The decision of what a batch writes is ``_append_plan.plan_append`` (pure). This edge
 (:func:`append_records`, :func:`remove_entry`, :func:`create_session`) takes the lock, brings the
 session's live state up to date (``_live``: in a long-lived process only bytes appended by other
 writers are validated again, APP-7), runs the planner on that state's builder and writes the
@@ -20,23 +18,30 @@ import contextlib
 import os
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
-
-import orjson
+from typing import Any
 
 from . import _fsutil
+from ._append_plan import (
+    MAX_BATCH_BYTES,
+    MAX_BATCH_RECORDS,
+    AppendPlan,
+    AppendResult,
+    BatchItem,
+    items_from_jsonl,
+    items_from_jsonl_stream,
+    items_from_objects,
+    json_equal,
+    plan_append,
+)
 from ._context import LeafSelector
 from ._errors import Code, ContractError, Diagnostic, UsageError
-from ._lines import split_lines
 from ._live import LiveFile, LiveSession, open_live
 from ._lock import session_lock
-from ._records import encode_record, parse_record
-from ._schema import validate_header
-from ._session import EntryMeta, IndexBuilder
+from ._mode import encode_record, validate_header
 from ._store import SESSION_FILE, resolve_session_file_for_mutation
 from ._versions import refuse_other_version
 
@@ -58,92 +63,7 @@ __all__ = [
     "remove_entry",
 ]
 
-# APP-8: a batch holds at most 256 records and 4 MiB of records as written, LFs included.
-MAX_BATCH_RECORDS: Final = 256
-MAX_BATCH_BYTES: Final = 4 * 1024 * 1024
-
-
-# --- batch items -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BatchItem:
-    """One record of a batch, prepared: its value as a reader would see it and the bytes to write.
-
-    ``fault`` is set when the record cannot be a record at all (a parse or encoding fault); its
-    ``line`` is filled in by the planner with the line the record would have occupied (APP-9).
-    ``size`` is what the record counts against the 4 MiB batch limit.
-    """
-
-    value: dict[str, Any] | None
-    data: bytes  # encoded record with its LF; empty when ``fault`` is set
-    size: int
-    fault: Diagnostic | None = None
-
-
-def _item_from_object(obj: Any) -> BatchItem:
-    try:
-        data = encode_record(obj)
-    except ContractError as error:
-        return BatchItem(None, b"", _encoded_size(obj), error.diagnostics[0])
-    except UsageError:
-        return BatchItem(None, b"", 0, _not_json())
-    # Parse our own bytes back: the value compared and indexed is the one a reader will see.
-    return BatchItem(parse_record(data[:-1], line=1), data, len(data))
-
-
-def _encoded_size(obj: Any) -> int:
-    try:
-        return len(orjson.dumps(obj)) + 1
-    except (TypeError, orjson.JSONEncodeError):
-        return 0
-
-
-def _not_json() -> Diagnostic:
-    return Diagnostic(Code.RECORD_NOT_OBJECT, detail="the record has no JSON object form")
-
-
-def items_from_objects(records: Sequence[Any]) -> list[BatchItem]:
-    """Prepare records given as JSON values (the protocol's ``records`` argument)."""
-    return [_item_from_object(obj) for obj in records]
-
-
-def items_from_jsonl(data: bytes) -> list[BatchItem]:
-    """Prepare records given as raw JSONL bytes (``recordsFile``): each line is parsed strictly,
-    so byte-level faults surface with the read-phase code of the line (APP-9)."""
-    items: list[BatchItem] = []
-    for raw in split_lines(data):
-        if not raw.terminated:
-            fault = Diagnostic(Code.RECORD_UNTERMINATED, detail="the last record has no LF")
-            items.append(BatchItem(None, b"", len(raw.data) + 1, fault))
-            continue
-        try:
-            value = parse_record(raw.data, line=1)
-        except ContractError as error:
-            items.append(BatchItem(None, b"", len(raw.data) + 1, error.diagnostics[0]))
-            continue
-        items.append(_item_from_object(value))
-    return items
-
-
-def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
-    """Prepare raw JSONL given as a byte stream ``read(n)`` (a file, a pipe, stdin) without
-    holding more than the batch limit in memory.
-
-    APP-8 counts raw input by its bytes, so input longer than 4 MiB is over the limit whatever
-    it holds: reading stops one byte past the limit, and the batch becomes a single item of that
-    size, which the planner refuses whole in its turn (after PATH_NOT_FOUND, the lock and
-    SESSION_BLOCKED). A stream without end (``/dev/zero``) is refused the same way.
-    """
-    parts: list[bytes] = []
-    held = 0
-    while held <= MAX_BATCH_BYTES and (chunk := read(MAX_BATCH_BYTES + 1 - held)):
-        parts.append(chunk)
-        held += len(chunk)
-    if held > MAX_BATCH_BYTES:
-        oversized = Diagnostic(Code.APPEND_BATCH_TOO_LARGE, detail="the batch is larger than 4 MiB")
-        return [BatchItem(None, b"", held, oversized)]
-    return items_from_jsonl(b"".join(parts))
+# --- batches from files ----------------------------------------------------------------------
 
 
 def read_records_file(name: str | os.PathLike[str]) -> list[BatchItem]:
@@ -175,167 +95,6 @@ def _read_or_fail(read: Callable[[int], bytes | None]) -> Callable[[int], bytes]
         return data
 
     return checked
-
-
-# --- results -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """What an append acknowledged. ``leaf`` is set only when the whole batch is in the file
-    (APP-17); ``error`` names the record or condition that stopped the batch."""
-
-    committed: tuple[str, ...] = ()
-    already_present: tuple[str, ...] = ()
-    leaf: str | None = None
-    error: Diagnostic | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "committed": list(self.committed),
-            "alreadyPresent": list(self.already_present),
-        }
-        if self.error is not None:
-            out["error"] = self.error.to_json()
-        else:
-            out["leaf"] = self.leaf
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class AppendPlan:
-    """The planner's decision: bytes to append and what they acknowledge once fsynced."""
-
-    data: bytes
-    committed: tuple[str, ...]
-    already_present: tuple[str, ...]
-    # Ids reported as present only because an earlier record of this batch carries them.
-    present_in_batch: tuple[str, ...] = ()
-    leaf: str | None = None
-    error: Diagnostic | None = None
-
-    def result(self) -> AppendResult:
-        return AppendResult(self.committed, self.already_present, self.leaf, self.error)
-
-
-# --- the planner (pure) ------------------------------------------------------------------------
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values (APP-12): 1 equals 1.0, but true is not 1 and member order is
-    irrelevant. Python's ``==`` alone would take ``True == 1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
-
-
-def _refuse(code: Code, line: int | None, detail: str, pointer: str | None = None) -> Diagnostic:
-    return Diagnostic(code, line=line, pointer=pointer, detail=detail)
-
-
-def plan_append(
-    builder: IndexBuilder,
-    items: Sequence[BatchItem],
-    *,
-    leaf: LeafSelector,
-    end_offset: int,
-    next_line: int,
-    load_committed: Callable[[EntryMeta], dict[str, Any]],
-) -> AppendPlan:
-    """Decide what a batch writes, in batch order, against the committed session in ``builder``.
-
-    ``end_offset`` is the committed file size and ``next_line`` the line the first new record
-    would occupy. ``builder`` is advanced with each accepted record (so later records of the
-    batch may reference earlier ones) and then describes the file as it will be once
-    ``plan.data`` is written: the caller keeps it only if that write is fsynced.
-    """
-    # APP-8: refused whole, before anything else is looked at.
-    if len(items) > MAX_BATCH_RECORDS:
-        return AppendPlan(b"", (), (), error=_refuse(
-            Code.APPEND_BATCH_TOO_LARGE, None, "the batch has more than 256 records"))
-    if sum(item.size for item in items) > MAX_BATCH_BYTES:
-        return AppendPlan(b"", (), (), error=_refuse(
-            Code.APPEND_BATCH_TOO_LARGE, None, "the batch is larger than 4 MiB"))
-
-    # APP-16: a continuation proves where it stands; nothing is written if it stands elsewhere.
-    if leaf.kind != "default" and items:
-        first = items[0].value
-        if first is not None and "parentId" in first:
-            parent = first["parentId"]
-            if not (parent is None and leaf.kind == "null") and not (
-                leaf.kind == "id" and isinstance(parent, str) and parent == leaf.id
-            ):
-                return AppendPlan(b"", (), (), error=_refuse(
-                    Code.APPEND_LEAF_MISMATCH, next_line,
-                    "the first record's parent is not the continuation leaf", "/parentId"))
-
-    parts: list[bytes] = []
-    committed: list[str] = []
-    present: list[str] = []
-    present_in_batch: list[str] = []
-    in_batch: dict[str, dict[str, Any]] = {}
-    last_id: str | None = None
-    line = next_line
-    offset = end_offset
-    error: Diagnostic | None = None
-    for item in items:
-        if item.fault is not None or item.value is None:
-            fault = item.fault or _not_json()
-            error = replace(fault, line=line)
-            break
-        value = item.value
-        entry_id = value.get("id")
-        if isinstance(entry_id, str) and entry_id in builder:
-            earlier = in_batch.get(entry_id)
-            meta = builder.get(entry_id)
-            stored = earlier if earlier is not None else load_committed(meta)  # type: ignore[arg-type]
-            if not json_equal(stored, value):
-                # APP-13: the same id with other content is never written.
-                error = _refuse(Code.APPEND_ID_CONFLICT, line,
-                                "an entry with this id and different content exists", "/id")
-                break
-            # APP-12: an identical retry is acknowledged without writing.
-            present.append(entry_id)
-            if earlier is not None:
-                present_in_batch.append(entry_id)
-            last_id = entry_id
-            continue
-        # APP-9: every read-phase rule, as if the record were the next line.
-        found = builder.check_entry(value, line=line)
-        if found:
-            error = found[0]
-            break
-        builder.commit_checked(value, line=line, offset=offset, length=len(item.data) - 1)
-        assert isinstance(entry_id, str)  # the schema guarantees an Id
-        in_batch[entry_id] = value
-        parts.append(item.data)
-        committed.append(entry_id)
-        last_id = entry_id
-        line += 1
-        offset += len(item.data)
-
-    if error is None:
-        if not items:
-            new_leaf = leaf.id if leaf.kind == "id" else (
-                None if leaf.kind == "null" else builder.last_entry_id)
-        else:
-            new_leaf = last_id
-    else:
-        new_leaf = None
-    return AppendPlan(
-        data=b"".join(parts),
-        committed=tuple(committed),
-        already_present=tuple(present),
-        present_in_batch=tuple(present_in_batch),
-        leaf=new_leaf,
-        error=error,
-    )
 
 
 # --- the I/O shell -----------------------------------------------------------------------------

@@ -18,9 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-import orjson
-
 from ._errors import Code, ContractError, Diagnostic, UsageError
+from ._mode import dumps_json
 from ._session import SessionIndex
 from ._store import open_session
 
@@ -40,7 +39,7 @@ class Page:
 
 
 def header_fingerprint(header: dict[str, Any]) -> str:
-    canonical = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
+    canonical = dumps_json(header, sort_keys=True)
     return hashlib.sha256(canonical).hexdigest()[:16]
 
 

@@ -1,15 +1,13 @@
 """Validate the header and entries against schemas/v1 and map failures to codes.
 
 The schema files (``persyk_contract.schemas/v1``, the contract package) are the single source
-of truth.
-Validation has two paths over the same files:
-
-* the fast path: ``jsonschema_rs`` answers ``is_valid`` for the common, valid record;
-* the oracle: python-jsonschema (draft 2020-12, ``referencing`` registry) runs only when the fast
-  path says invalid, and its leaf failures are mapped to codes and JSON pointers.
+of truth, and python-jsonschema (draft 2020-12, ``referencing`` registry, unpatched) is the one
+validator that reads them: each leaf failure it reports is mapped to a code (ENV-7) and a JSON
+pointer, in the order ENV-8 asks. ``_schema_fast`` answers the common "valid" with jsonschema-rs
+and comes back here for everything else (``_mode`` chooses).
 
 Rules the schemas cannot express (a real calendar day, ``startMs < endMs``, ``end > start``, the
-recording asset name) are checked here in Python, on both paths.
+recording asset name) are checked here in Python, after the schema.
 
 Diagnostics carry codes, pointers and fixed texts only, never input values. ``line`` is left
 ``None``: the caller knows the line and fills it with :func:`dataclasses.replace`.
@@ -28,7 +26,6 @@ from importlib.resources.abc import Traversable
 from typing import Any, TypeGuard
 from urllib.parse import urljoin
 
-import jsonschema_rs
 import persyk_contract
 import referencing
 import referencing.jsonschema
@@ -42,8 +39,14 @@ from ._errors import Code, Diagnostic
 __all__ = [
     "KNOWN_BLOCK_TYPES",
     "KNOWN_ENTRY_TYPES",
+    "TYPES_WITH_RULES_BEYOND_SCHEMA",
+    "diagnostics",
+    "entry_faults_beyond_schema",
+    "entry_references",
+    "impossible_day",
     "load_schema",
     "schema_files",
+    "schemas",
     "validate_entry",
     "validate_header",
 ]
@@ -88,48 +91,27 @@ def _python_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-# --- compiled validators, built once on first use --------------------------------------------
+# --- the validators, built once on first use ------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class _Validators:
-    header_fast: jsonschema_rs.Validator
-    entry_fast: jsonschema_rs.Validator
-    # ENV-2: the entry schema dispatches on ``type`` (an if/then per type). For an entry whose
-    # type is already known to be one of them, its own definition alone decides the same thing,
-    # and skipping the eleven other ``if`` branches saves about a third of the fast path.
-    entry_fast_by_type: Mapping[str, jsonschema_rs.Validator]
-    header_oracle: Validator
-    entry_oracle: Validator
+    header: Validator
+    entry: Validator
 
 
 @functools.cache
 def _validators() -> _Validators:
-    schemas = _schemas()
-    resources = [(schema["$id"], schema) for schema in schemas.values()]
-    fast_registry = jsonschema_rs.Registry(resources)
-    oracle_registry: referencing.Registry[Any] = referencing.Registry().with_resources(
+    registry: referencing.Registry[Any] = referencing.Registry().with_resources(
         (schema["$id"], referencing.jsonschema.DRAFT202012.create_resource(schema))
-        for schema in schemas.values()
+        for schema in _schemas().values()
     )
 
-    def fast(schema: dict[str, Any]) -> jsonschema_rs.Validator:
-        return jsonschema_rs.validator_for(schema, registry=fast_registry)
+    def validator(schema: dict[str, Any]) -> Validator:
+        compiled: Validator = Draft202012Validator(schema, registry=registry)
+        return compiled
 
-    def oracle(schema: dict[str, Any]) -> Validator:
-        validator: Validator = Draft202012Validator(schema, registry=oracle_registry)
-        return validator
-
-    return _Validators(
-        header_fast=fast(schemas["header"]),
-        entry_fast=fast(schemas["entry"]),
-        entry_fast_by_type={
-            entry_type: fast({"$schema": schemas["entry"]["$schema"], "$ref": reference})
-            for entry_type, reference in _entry_references().items()
-        },
-        header_oracle=oracle(schemas["header"]),
-        entry_oracle=oracle(schemas["entry"]),
-    )
+    return _Validators(header=validator(_schemas()["header"]), entry=validator(_schemas()["entry"]))
 
 
 # --- facts read from the schemas (the files stay the source of truth) ------------------------
@@ -142,7 +124,12 @@ KNOWN_BLOCK_TYPES: frozenset[str] = frozenset(
 _ENVELOPE_FIELDS: frozenset[str] = frozenset(_schemas()["envelope"]["properties"])
 
 
-def _entry_references() -> dict[str, str]:
+def schemas() -> Mapping[str, dict[str, Any]]:
+    """Every v1 schema by file stem, parsed once (shared, never to be modified)."""
+    return _schemas()
+
+
+def entry_references() -> dict[str, str]:
     """Each entry type and the absolute ``$ref`` of its definition, as entry.json names them."""
     entry = _schemas()["entry"]
     return {
@@ -261,11 +248,9 @@ def _schema_faults(validator: Validator, instance: object) -> Iterator[_Fault]:
             for key in found:
                 if key not in known:
                     yield _Fault(keyword, owner, key)
-        elif keyword == "unevaluatedProperties":
-            # Unknown top-level fields are computed from _ALLOWED_FIELDS by the caller: the
-            # oracle's own list also names envelope fields whenever the envelope failed.
-            continue
         else:
+            # For unevaluatedProperties the caller lists the unknown fields itself: the
+            # validator's own list also names envelope fields whenever the envelope failed.
             yield _Fault(keyword, owner)
 
 
@@ -281,7 +266,7 @@ def _pointer(path: Path) -> str:
 _CODE_RANK: dict[Code, int] = {Code.ENVELOPE_INVALID: 0, Code.ENVELOPE_FIELD_UNKNOWN: 1}
 
 
-def _diagnostics(located: list[Located]) -> list[Diagnostic]:
+def diagnostics(located: list[Located]) -> list[Diagnostic]:
     """One diagnostic per distinct location (the first found wins), in ENV-8 order, then by
     location (array indices numerically)."""
     seen: dict[Path, tuple[Code, str]] = {}
@@ -302,25 +287,16 @@ def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _impossible_day(value: object) -> bool:
-    """True for a string of the Timestamp form naming a day its month does not have."""
-    # Days 01..28 exist in every month: the common case costs one slice.
-    if not isinstance(value, str) or value[8:10] <= "28":
+def impossible_day(value: object) -> bool:
+    """ENV-5: True for a string of the Timestamp form naming a day its month does not have
+    (``2026-02-30``); a string of another form is the schema's to report."""
+    if not isinstance(value, str) or _TIMESTAMP_PATTERN.search(value) is None:
         return False
-    if _TIMESTAMP_PATTERN.search(value) is None:
-        return False  # the schema reports the form
-    return _missing_day(value[0:10])
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    days_in_month = calendar.monthrange(year, month)[1]
+    return day > days_in_month
 
 
-@functools.lru_cache(maxsize=1024)
-def _missing_day(date: str) -> bool:
-    """ENV-5 for ``YYYY-MM-DD`` (a session repeats a few dates many times, hence the cache)."""
-    year, month, day = int(date[0:4]), int(date[5:7]), int(date[8:10])
-    last = 29 if month == 2 and calendar.isleap(year) else _DAYS_IN_MONTH[month]
-    return day > last
-
-
-_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _NO_SUCH_DAY = "date names a day that its month does not have"
 
 
@@ -368,7 +344,7 @@ def _custom_message_faults(entry: dict[str, Any]) -> Iterator[Located]:
 
 
 def _realtime_event_faults(entry: dict[str, Any]) -> Iterator[Located]:
-    if _impossible_day(entry.get("observedAt")):
+    if impossible_day(entry.get("observedAt")):
         yield Code.ENTRY_FIELDS_INVALID, ("observedAt",), _NO_SUCH_DAY
     media = entry.get("media")
     if isinstance(media, list):
@@ -416,33 +392,13 @@ _BEYOND_SCHEMA: dict[str, Callable[[dict[str, Any]], Iterator[Located]]] = {
     "recording.started": _recording_started_faults,
     "recording.finished": _recording_finished_faults,
 }
+# The entry types that have rules beyond the schema (the timestamp's day aside).
+TYPES_WITH_RULES_BEYOND_SCHEMA: frozenset[str] = frozenset(_BEYOND_SCHEMA)
 
 
-# Block types with rules beyond the schema: an audio block's startMs < endMs, and an asset's
-# byteRange end > start (image and audio blocks carry assets).
-_BLOCK_TYPES_WITH_RULES = frozenset({"image", "audio"})
-
-
-def _beyond_schema_may_apply(entry: dict[str, Any], entry_type: str) -> bool:
-    """False when no rule beyond the schema can apply to this *schema-valid* entry.
-
-    A cheap screen for the common record, trusting what the schema has just guaranteed: the
-    timestamp has the Timestamp form, a message has content, and every block is an object with
-    a string type. True means only "check": :func:`_entry_faults_beyond_schema` decides.
-    """
-    if entry["timestamp"][8:10] > "28":  # ENV-5: days 29..31 need the calendar
-        return True
-    if entry_type == "message":
-        blocks = entry["message"]["content"]
-    elif entry_type == "custom_message":
-        blocks = entry["content"]
-    else:
-        return entry_type in _BEYOND_SCHEMA
-    return any(block["type"] in _BLOCK_TYPES_WITH_RULES for block in blocks)
-
-
-def _entry_faults_beyond_schema(entry: dict[str, Any], entry_type: str) -> Iterator[Located]:
-    if _impossible_day(entry.get("timestamp")):
+def entry_faults_beyond_schema(entry: dict[str, Any], entry_type: str) -> Iterator[Located]:
+    """The faults of rules the schemas cannot express (ENV-5, ENT-15, the ranges)."""
+    if impossible_day(entry.get("timestamp")):
         yield Code.ENVELOPE_INVALID, ("timestamp",), _NO_SUCH_DAY
     check = _BEYOND_SCHEMA.get(entry_type)
     if check is not None:
@@ -470,43 +426,40 @@ def validate_header(obj: dict[str, Any]) -> list[Diagnostic]:
                 detail="session format version is not supported",
             )
         ]
-    validators = _validators()
-    located: list[Located] = []
-    if not validators.header_fast.is_valid(obj):
-        located.extend(
-            (
-                Code.HEADER_INVALID,
-                fault.path,
-                _DETAIL_BY_KEYWORD.get(fault.keyword, _DETAIL_FALLBACK),
-            )
-            for fault in _schema_faults(validators.header_oracle, obj)
-        )
-    if _impossible_day(obj.get("timestamp")):
+    # HDR-3, HDR-5, HDR-6: the header schema.
+    located: list[Located] = [
+        (Code.HEADER_INVALID, fault.path, _DETAIL_BY_KEYWORD.get(fault.keyword, _DETAIL_FALLBACK))
+        for fault in _schema_faults(_validators().header, obj)
+        if fault.keyword != "unevaluatedProperties"
+    ]
+    if impossible_day(obj.get("timestamp")):  # ENV-5
         located.append((Code.HEADER_INVALID, ("timestamp",), _NO_SUCH_DAY))
-    return _diagnostics(located)
+    return diagnostics(located)
 
 
 def validate_entry(obj: dict[str, Any]) -> list[Diagnostic]:
     """Diagnostics (``line=None``) for one entry after the header; empty when it is valid."""
     entry_type = obj.get("type")
-    if not isinstance(entry_type, str):
+    if not isinstance(entry_type, str):  # ENV-1
         detail = _DETAIL_BY_KEYWORD["required" if entry_type is None else "type"]
         return [Diagnostic(Code.ENVELOPE_INVALID, pointer="/type", detail=detail)]
-    if entry_type not in KNOWN_ENTRY_TYPES:
+    if entry_type not in KNOWN_ENTRY_TYPES:  # ENV-2
         detail = "entry type is not one of the v1 types"
         return [Diagnostic(Code.ENTRY_TYPE_UNKNOWN, pointer="/type", detail=detail)]
-    validators = _validators()
-    if validators.entry_fast_by_type[entry_type].is_valid(obj):
-        if not _beyond_schema_may_apply(obj, entry_type):
-            return []
-        beyond = list(_entry_faults_beyond_schema(obj, entry_type))
-        return _diagnostics(beyond) if beyond else []
-    located: list[Located] = []
-    for field in obj.keys() - _ALLOWED_FIELDS[entry_type]:
-        located.append(
-            (Code.ENVELOPE_FIELD_UNKNOWN, (field,), _DETAIL_BY_KEYWORD["unevaluatedProperties"])
-        )
-    for fault in _schema_faults(validators.entry_oracle, obj):
+    located = list(_entry_schema_faults(obj, entry_type))
+    located.extend(entry_faults_beyond_schema(obj, entry_type))
+    return diagnostics(located)
+
+
+def _entry_schema_faults(obj: dict[str, Any], entry_type: str) -> Iterator[Located]:
+    """The entry schema's failures, each with the code of the region it sits in (ENV-7)."""
+    for fault in _schema_faults(_validators().entry, obj):
+        if fault.keyword == "unevaluatedProperties":
+            if not fault.owner:  # ENV-3: a field neither of the envelope nor of this type
+                for field in sorted(obj.keys() - _ALLOWED_FIELDS[entry_type]):
+                    detail = _DETAIL_BY_KEYWORD["unevaluatedProperties"]
+                    yield Code.ENVELOPE_FIELD_UNKNOWN, (field,), detail
+            continue
         if fault.key is not None and fault.keyword != "additionalProperties" and not fault.owner:
             # A missing top-level field: an envelope field, or one of the type's own.
             envelope = fault.key in _ENVELOPE_FIELDS
@@ -516,9 +469,4 @@ def validate_entry(obj: dict[str, Any]) -> list[Diagnostic]:
             code = _region(entry_type, fault.owner)
         else:
             code = _region(entry_type, fault.path)
-        located.append((code, fault.path, _DETAIL_BY_KEYWORD.get(fault.keyword, _DETAIL_FALLBACK)))
-    located.extend(_entry_faults_beyond_schema(obj, entry_type))
-    if not located:
-        # The fast path and the oracle disagree; never call an invalid record valid.
-        located.append((Code.ENTRY_FIELDS_INVALID, (), _DETAIL_FALLBACK))
-    return _diagnostics(located)
+        yield code, fault.path, _DETAIL_BY_KEYWORD.get(fault.keyword, _DETAIL_FALLBACK)

@@ -1,32 +1,28 @@
-"""The session graph, built incrementally from parsed records (no I/O).
+"""The session index, built incrementally from parsed records (no I/O).
 
 :class:`IndexBuilder` is fed one parsed record at a time (by the reader in ``_store`` or, for an
-append, by the writer checking new records against a committed session) and applies the graph
-rules of spec.md. It keeps only ids, positions and the few fields the graph rules need, never a
-body, so the index of a session with gigabytes of audio or protocol payloads stays small; bodies
-are read again on demand by position.
+append, by the planner checking new records against a committed session) and applies the header
+rules, the entry schema and the graph rules (``_graph``). It keeps only what ``_entries`` keeps
+of each entry, never a body. The few global fields that ``info`` reports (session name, archive
+flag, labels) are tiny and resolved while indexing, so ``info`` needs no second pass.
 
-The index is column-wise (:class:`_Columns`): one machine integer per entry and field in an
-``array``, entries referring to each other by position, and the id strings held once. A session
-of many small records costs about a third of what one :class:`EntryMeta` tuple per entry did;
-:class:`EntryMeta` is made only when an entry is looked at.
-
-The few global fields that ``info`` reports (session name, archive flag, labels) are tiny and
-resolved while indexing, so ``info`` needs no second pass over the file.
+The entry table, the schema validator and the record reader behind it are the ones ``_mode``
+chose (``PERSYK_SESSION_MODE``); the rules here are the same in both modes.
 """
 
 from __future__ import annotations
 
 import bisect
-from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from itertools import islice
-from typing import Any, NamedTuple, overload
+from typing import Any, Final
 
-from . import _schema
+from ._entries import EntriesById, EntryMeta, EntryTable, EntryView
 from ._errors import Code, Diagnostic
+from ._graph import RECORDING_TERMINAL_TYPES, RECORDING_TYPES, TARGETING_TYPES, graph_findings
+from ._mode import EntryTable as ChosenEntryTable
+from ._mode import validate_entry, validate_header
 
 __all__ = [
     "MAX_REPORTED_DIAGNOSTICS",
@@ -38,213 +34,19 @@ __all__ = [
 ]
 
 # validate reports at most this many diagnostics (docs/architecture.md, "JSON results").
-MAX_REPORTED_DIAGNOSTICS = 100
-
-# TREE-7: a removal may only target conversation content.
-REMOVABLE_TYPES = frozenset({"message", "custom_message"})
-
-# TREE-11: the entry types that end a recording (at most one per recording, after its start).
-RECORDING_TERMINAL_TYPES = frozenset({"recording.finished", "recording.interrupted"})
-RECORDING_TYPES = frozenset({"recording.started", *RECORDING_TERMINAL_TYPES})
-# TREE-4, TREE-5: the entry types whose ``targetId`` names an earlier entry.
-TARGETING_TYPES = frozenset({"label", "message.removed"})
-
-# The index stores an entry's type as its position in this tuple (one byte an entry); an entry
-# is committed only after its schema check, so its type is always one of these.
-ENTRY_TYPE_NAMES: tuple[str, ...] = tuple(sorted(_schema.KNOWN_ENTRY_TYPES))
-_TYPE_CODES = {name: code for code, name in enumerate(ENTRY_TYPE_NAMES)}
-_REMOVABLE_CODES = frozenset(_TYPE_CODES[name] for name in REMOVABLE_TYPES)
-_new_tuple = tuple.__new__
-# No entry (a root's parent, a non-targeting entry's target) in a position column.
-_NONE = -1
-
-
-class EntryMeta(NamedTuple):
-    """What the index keeps of one committed entry: no body, only positions and graph fields.
-
-    ``offset``/``length`` locate the record's bytes in ``session.jsonl`` (``length`` excludes the
-    LF). ``depth`` is the number of ancestors (a root entry has depth 0); it bounds the ancestor
-    check. ``target_id`` is the ``targetId`` of a ``label`` or ``message.removed`` entry;
-    ``recording_id`` the ``recordingId`` of a ``recording.*`` entry.
-
-    The index does not hold these: it stores columns (:class:`_Columns`) and makes an
-    ``EntryMeta`` each time an entry is looked at. A named tuple rather than a frozen dataclass:
-    both are immutable, but a tuple is built about four times faster (0.5 us against 2 us).
-    """
-
-    id: str
-    parent_id: str | None
-    type: str
-    line: int
-    offset: int
-    length: int
-    depth: int = 0
-    target_id: str | None = None
-    recording_id: str | None = None
-
-
-class _Columns:
-    """The committed entries, one column per field, indexed by position in file order.
-
-    Append-only: :class:`IndexBuilder` appends, and a :class:`SessionIndex` sees the first
-    ``count`` positions it was built with. Entries refer to each other by position (``_NONE`` for
-    none), so each id string is held once, by ``ids``, and shared by ``positions``.
-    """
-
-    __slots__ = (
-        "depths",
-        "ids",
-        "lengths",
-        "lines",
-        "offsets",
-        "parents",
-        "positions",
-        "recording_ids",
-        "targets",
-        "types",
-    )
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.positions: dict[str, int] = {}
-        self.types = array("B")  # index into ENTRY_TYPE_NAMES
-        # Lines and offsets count every byte of the file, entries or not: 64 bits.
-        self.lines = array("q")
-        self.offsets = array("q")
-        # A committed record is at most MAX_RECORD_BYTES (1 MiB) long.
-        self.lengths = array("I")
-        # Depths and positions are below the entry count, and 2**31 entries could not be held
-        # in memory anyway (the ids alone would take over 100 GB): 32 bits.
-        self.depths = array("i")
-        self.parents = array("i")
-        self.targets = array("i")
-        # Only recording.* entries carry a recordingId: few, so a table rather than a column.
-        self.recording_ids: dict[int, str] = {}
-
-    def find(self, entry_id: object, count: int) -> int:
-        """The position of ``entry_id`` among the first ``count`` entries, else ``_NONE``."""
-        position = self.positions.get(entry_id, _NONE) if isinstance(entry_id, str) else _NONE
-        return position if position < count else _NONE
-
-    def meta(self, position: int) -> EntryMeta:
-        ids = self.ids
-        parent = self.parents[position]
-        target = self.targets[position]
-        fields = (
-            ids[position],
-            None if parent == _NONE else ids[parent],
-            ENTRY_TYPE_NAMES[self.types[position]],
-            self.lines[position],
-            self.offsets[position],
-            self.lengths[position],
-            self.depths[position],
-            None if target == _NONE else ids[target],
-            self.recording_ids.get(position),
-        )
-        # tuple.__new__ skips the generated EntryMeta.__new__, a Python-level call.
-        return _new_tuple(EntryMeta, fields)
-
-    def prefix(self, count: int) -> _Columns:
-        """A copy of the first ``count`` entries (for a builder whose columns another extended)."""
-        copy = _Columns()
-        copy.ids = self.ids[:count]
-        copy.positions = {entry_id: position for position, entry_id in enumerate(copy.ids)}
-        for name in ("types", "lines", "offsets", "lengths", "depths", "parents", "targets"):
-            setattr(copy, name, getattr(self, name)[:count])
-        copy.recording_ids = {p: r for p, r in self.recording_ids.items() if p < count}
-        return copy
-
-
-class EntryView(Sequence[EntryMeta]):
-    """The entries of a :class:`SessionIndex` in file order, each made on access.
-
-    Behaves as the tuple of :class:`EntryMeta` it replaces: indexing, slicing (a tuple),
-    iteration, and equality with a tuple of the same entries.
-    """
-
-    __slots__ = ("_columns", "_count")
-
-    def __init__(self, columns: _Columns, count: int) -> None:
-        self._columns = columns
-        self._count = count
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> EntryMeta: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[EntryMeta, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> EntryMeta | tuple[EntryMeta, ...]:
-        if isinstance(index, slice):
-            meta = self._columns.meta
-            return tuple(meta(position) for position in range(*index.indices(self._count)))
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError("entry position out of range")
-        return self._columns.meta(index)
-
-    def __iter__(self) -> Iterator[EntryMeta]:
-        meta = self._columns.meta
-        return (meta(position) for position in range(self._count))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, (EntryView, tuple)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"EntryView(<{self._count} entries>)"
-
-
-class EntriesById(Mapping[str, EntryMeta]):
-    """The entries of a :class:`SessionIndex` by id (iteration in file order), made on access."""
-
-    __slots__ = ("_columns", "_count")
-
-    def __init__(self, columns: _Columns, count: int) -> None:
-        self._columns = columns
-        self._count = count
-
-    def __getitem__(self, entry_id: str) -> EntryMeta:
-        position = self._columns.find(entry_id, self._count)
-        if position == _NONE:
-            raise KeyError(entry_id)
-        return self._columns.meta(position)
-
-    def get(self, entry_id: str, default: Any = None) -> Any:
-        position = self._columns.find(entry_id, self._count)
-        return default if position == _NONE else self._columns.meta(position)
-
-    def __contains__(self, entry_id: object) -> bool:
-        return self._columns.find(entry_id, self._count) != _NONE
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __iter__(self) -> Iterator[str]:
-        return islice(self._columns.ids, self._count)
-
-    def __repr__(self) -> str:
-        return f"EntriesById(<{self._count} entries>)"
+MAX_REPORTED_DIAGNOSTICS: Final = 100
 
 
 @dataclass(frozen=True, slots=True)
 class SessionIndex:
     """The result of indexing a session: header, entries in file order, findings, global fields.
 
-    ``entries`` and ``by_id`` are views over the builder's columns, which :meth:`IndexBuilder.build`
-    hands over without a copy; they see only the entries committed before ``build``.
+    ``entries`` and ``by_id`` are views of the entry table, which :meth:`IndexBuilder.build`
+    hands over without a copy.
     """
 
     header: dict[str, Any] | None
-    entries: EntryView
-    by_id: EntriesById
+    table: EntryTable
     # The first MAX_REPORTED_DIAGNOSTICS findings, sorted by line; ``diagnostic_count`` counts all.
     diagnostics: tuple[Diagnostic, ...]
     diagnostic_count: int
@@ -257,6 +59,14 @@ class SessionIndex:
     lines: int = 0
 
     @property
+    def entries(self) -> EntryView:
+        return EntryView(self.table)
+
+    @property
+    def by_id(self) -> EntriesById:
+        return EntriesById(self.table)
+
+    @property
     def valid(self) -> bool:
         return self.diagnostic_count == 0 and self.header is not None
 
@@ -267,33 +77,32 @@ class SessionIndex:
     @property
     def default_leaf(self) -> str | None:
         # CTX-1: omitting a leaf selects the last appended entry of any type.
-        count = len(self.entries)
-        return self.entries._columns.ids[count - 1] if count else None
+        count = len(self.table)
+        return self.table.at(count - 1).id if count else None
 
     def counts_by_type(self) -> dict[str, int]:
         """Entries per type, types in order of first appearance."""
-        count = len(self.entries)
-        counts = Counter(self.entries._columns.types[:count])
-        return {ENTRY_TYPE_NAMES[code]: n for code, n in counts.items()}
+        return dict(Counter(entry.type for entry in self.entries))
 
     def ancestry(self, leaf: str | None) -> list[EntryMeta]:
         """``leaf`` and its ancestors, root first; empty for None or an id that is no entry."""
-        columns = self.entries._columns
-        parents = columns.parents
-        position = _NONE if leaf is None else columns.find(leaf, len(self.entries))
-        chain: list[int] = []
-        while position != _NONE:
-            chain.append(position)
-            position = parents[position]
-        meta = columns.meta
-        return [meta(position) for position in reversed(chain)]
+        chain: list[EntryMeta] = []
+        entry = None if leaf is None else self.table.get(leaf)
+        while entry is not None:
+            chain.append(entry)
+            entry = None if entry.parent_id is None else self.table.get(entry.parent_id)
+        chain.reverse()
+        return chain
 
     def position_at_offset(self, offset: int) -> int | None:
         """The position of the entry whose record starts at byte ``offset``, if one does."""
-        count = len(self.entries)
-        offsets = self.entries._columns.offsets
-        position = bisect.bisect_left(offsets, offset, 0, count)
-        return position if position < count and offsets[position] == offset else None
+        entries = self.entries
+        position = bisect.bisect_left(entries, offset, key=_offset_of)
+        return position if position < len(entries) and entries[position].offset == offset else None
+
+
+def _offset_of(entry: EntryMeta) -> int:
+    return entry.offset
 
 
 def _line_key(diagnostic: Diagnostic) -> int:
@@ -302,22 +111,20 @@ def _line_key(diagnostic: Diagnostic) -> int:
 
 
 class IndexBuilder:
-    """Applies the header and graph rules to records fed in file order.
+    """Applies the header, schema and graph rules to records fed in file order.
 
     The reader calls :meth:`add_record` for every parsed record and :meth:`report` for records
-    that failed to parse; :meth:`check_entry` and :meth:`add_entry` are public so that the append
-    path can check new records against a committed session (see :meth:`from_index`).
-    A record with any finding is not committed, so it never becomes a parent or a target.
+    that failed to parse; :meth:`check_entry` and :meth:`commit_checked` let the append planner
+    check new records against a committed session (see :meth:`from_index`). A record with any
+    finding is not committed, so it never becomes a parent or a target.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, table: EntryTable | None = None) -> None:
+        self._table: EntryTable = table if table is not None else ChosenEntryTable()
         self._header: dict[str, Any] | None = None
         self._first_seen = False
-        self._built = False
         self._first_was_header = False
-        self._columns = _Columns()
-        # The builder's entries are the first ``_count`` of ``_columns`` (see from_index).
-        self._count = 0
+        self._built = False
         self._diagnostics: list[Diagnostic] = []
         self._diagnostic_count = 0
         self._name: str | None = None
@@ -328,18 +135,12 @@ class IndexBuilder:
 
     @classmethod
     def from_index(cls, index: SessionIndex) -> IndexBuilder:
-        """A builder that continues after a committed session (for appends).
-
-        It shares the index's columns instead of copying them (they can be large) and appends
-        to them; the index still sees only its own entries. Should another builder have
-        appended to the shared columns first, this one copies its part before committing.
-        """
-        builder = cls()
+        """A builder that continues after a committed session (for appends and recovery); the
+        index keeps seeing only its own entries."""
+        builder = cls(index.table.fork())
         builder._header = index.header
         builder._first_seen = True
         builder._first_was_header = index.header is not None
-        builder._columns = index.entries._columns
-        builder._count = len(index.entries)
         builder._diagnostics = list(index.diagnostics)
         builder._diagnostic_count = index.diagnostic_count
         builder._name = index.name
@@ -349,7 +150,7 @@ class IndexBuilder:
         builder._lines = index.lines
         return builder
 
-    # --- feeding -------------------------------------------------------------------------------
+    # --- what has been fed so far --------------------------------------------------------------
 
     @property
     def lines(self) -> int:
@@ -371,11 +172,12 @@ class IndexBuilder:
 
     @property
     def entry_count(self) -> int:
-        return self._count
+        return len(self._table)
 
     @property
     def last_entry_id(self) -> str | None:
-        return self._columns.ids[self._count - 1] if self._count else None
+        count = len(self._table)
+        return self._table.at(count - 1).id if count else None
 
     def recording_ended(self, recording_id: str) -> bool | None:
         """None: no ``recording.started`` of that id yet; False: started, no terminal entry;
@@ -383,11 +185,12 @@ class IndexBuilder:
         return self._recordings.get(recording_id)
 
     def __contains__(self, entry_id: object) -> bool:
-        return self._columns.find(entry_id, self._count) != _NONE
+        return entry_id in self._table
 
     def get(self, entry_id: str) -> EntryMeta | None:
-        position = self._columns.find(entry_id, self._count)
-        return None if position == _NONE else self._columns.meta(position)
+        return self._table.get(entry_id)
+
+    # --- feeding -------------------------------------------------------------------------------
 
     def report(self, diagnostics: list[Diagnostic]) -> None:
         """Record findings about a line that never became a record (parse or size failures)."""
@@ -407,17 +210,12 @@ class IndexBuilder:
         self._first_seen = True
         if obj.get("type") != "session":
             # HDR-2: the first record is the header.
-            found = [
-                Diagnostic(
-                    Code.HEADER_NOT_FIRST,
-                    line=line,
-                    pointer="/type",
-                    detail="the first record is not a session header",
-                )
-            ]
+            found = [Diagnostic(
+                Code.HEADER_NOT_FIRST, line=line, pointer="/type",
+                detail="the first record is not a session header")]
         else:
             self._first_was_header = True
-            found = [replace(d, line=line) for d in _schema.validate_header(obj)]
+            found = [replace(d, line=line) for d in validate_header(obj)]
             if not found:
                 self._header = obj
         self._extend(found)
@@ -435,18 +233,12 @@ class IndexBuilder:
                 # record later is the same fault, not a second one.
                 return []
             # HDR-7: exactly one header.
-            return [
-                Diagnostic(
-                    Code.HEADER_REPEATED,
-                    line=line,
-                    pointer="/type",
-                    detail="a second session header",
-                )
-            ]
-        found = _schema.validate_entry(obj)
+            return [Diagnostic(
+                Code.HEADER_REPEATED, line=line, pointer="/type", detail="a second session header")]
+        found = validate_entry(obj)
         if found:
             return [replace(d, line=line) for d in found]
-        return self._graph_findings(obj, line)
+        return graph_findings(obj, line, self._table, self._recordings)
 
     def add_entry(
         self, obj: dict[str, Any], *, line: int, offset: int, length: int
@@ -455,10 +247,8 @@ class IndexBuilder:
         found = self.check_entry(obj, line=line)
         if found:
             self._extend(found)
-            return found
-        if obj.get("type") == "session" and not self._first_was_header:
-            return found  # reported once at line 1; never an entry
-        self._commit(obj, line=line, offset=offset, length=length)
+        elif obj.get("type") != "session":  # a later session record is reported once, at line 1
+            self._commit(obj, line=line, offset=offset, length=length)
         return found
 
     def commit_checked(
@@ -475,7 +265,7 @@ class IndexBuilder:
     def build(self, *, empty: bool = False) -> SessionIndex:
         """The index so far. ``empty`` says the file held no record (SESSION_EMPTY, HDR-1).
 
-        The index takes over the columns without a copy (they can be large), so the builder
+        The index takes over the entry table without a copy (it can be large), so the builder
         commits nothing afterwards; continue a built index with :meth:`from_index`.
         """
         self._built = True
@@ -491,8 +281,7 @@ class IndexBuilder:
         diagnostics.sort(key=_line_key)
         return SessionIndex(
             header=self._header,
-            entries=EntryView(self._columns, self._count),
-            by_id=EntriesById(self._columns, self._count),
+            table=self._table,
             diagnostics=tuple(diagnostics),
             diagnostic_count=count,
             name=self._name,
@@ -502,143 +291,6 @@ class IndexBuilder:
             lines=self._lines,
         )
 
-    # --- rules ---------------------------------------------------------------------------------
-
-    def _graph_findings(self, obj: dict[str, Any], line: int) -> list[Diagnostic]:
-        # Only called for a schema-valid entry: the envelope members are present and well typed,
-        # and so is the ``targetId`` / ``recordingId`` of the types that require one.
-        found: list[Diagnostic] = []
-        columns = self._columns
-        count = self._count
-        entry_type: str = obj["type"]
-        parent_id: str | None = obj["parentId"]
-
-        # ID-3: entry ids are unique within a session.
-        if columns.find(obj["id"], count) != _NONE:
-            found.append(
-                Diagnostic(
-                    Code.ID_DUPLICATE,
-                    line=line,
-                    pointer="/id",
-                    detail="an earlier entry has the same id",
-                )
-            )
-        # TREE-1, ID-4: a parent is an earlier entry (the header is not an entry).
-        parent = _NONE if parent_id is None else columns.find(parent_id, count)
-        if parent_id is not None and parent == _NONE:
-            found.append(
-                Diagnostic(
-                    Code.PARENT_NOT_FOUND,
-                    line=line,
-                    pointer="/parentId",
-                    detail="the parent is not an earlier entry",
-                )
-            )
-
-        if entry_type == "label":
-            # TREE-4: the target is an earlier entry.
-            if columns.find(obj["targetId"], count) == _NONE:
-                found.append(
-                    Diagnostic(
-                        Code.LABEL_TARGET_NOT_FOUND,
-                        line=line,
-                        pointer="/targetId",
-                        detail="the label target is not an earlier entry",
-                    )
-                )
-        elif entry_type == "message.removed":
-            found.extend(self._removal_findings(obj["targetId"], parent, parent_id, line))
-        elif entry_type in RECORDING_TYPES:
-            found.extend(self._recording_findings(entry_type, obj["recordingId"], line))
-        return found
-
-    def _removal_findings(
-        self, target_id: object, parent: int, parent_id: object, line: int
-    ) -> list[Diagnostic]:
-        # ``parent`` is the parent's position, or _NONE.
-        target = self._columns.find(target_id, self._count)
-        if target == _NONE:
-            return [
-                Diagnostic(
-                    Code.REMOVAL_TARGET_NOT_FOUND,
-                    line=line,
-                    pointer="/targetId",
-                    detail="the removal target is not an earlier entry",
-                )
-            ]
-        if parent_id is not None and parent == _NONE:
-            return []  # PARENT_NOT_FOUND already says why the chain cannot be followed
-        # TREE-6: the target is on the removal's own parent chain.
-        if parent == _NONE or not self._is_ancestor_or_self(target, parent):
-            return [
-                Diagnostic(
-                    Code.REMOVAL_TARGET_NOT_ANCESTOR,
-                    line=line,
-                    pointer="/targetId",
-                    detail="the removal target is not an ancestor of the removal",
-                )
-            ]
-        # TREE-7: only message and custom_message entries can be removed.
-        if self._columns.types[target] not in _REMOVABLE_CODES:
-            return [
-                Diagnostic(
-                    Code.REMOVAL_TARGET_WRONG_TYPE,
-                    line=line,
-                    pointer="/targetId",
-                    detail="the removal target is not a message or custom message",
-                )
-            ]
-        return []
-
-    def _is_ancestor_or_self(self, target: int, start: int) -> bool:
-        # Positions. Walk up from ``start`` only as far as the target's depth: O(depth difference).
-        depths = self._columns.depths
-        parents = self._columns.parents
-        target_depth = depths[target]
-        node = start
-        while node != _NONE and depths[node] > target_depth:
-            node = parents[node]
-        return node == target
-
-    def _recording_findings(
-        self, entry_type: str, recording_id: object, line: int
-    ) -> list[Diagnostic]:
-        if not isinstance(recording_id, str):
-            return []
-        ended = self._recordings.get(recording_id)
-        # TREE-9..TREE-11: one recording.started per recording, at most one terminal entry after
-        # it, in file order only (TREE-13).
-        if entry_type == "recording.started":
-            if ended is not None:
-                return [
-                    Diagnostic(
-                        Code.RECORDING_DUPLICATE,
-                        line=line,
-                        pointer="/recordingId",
-                        detail="the recording was already started",
-                    )
-                ]
-        elif entry_type in RECORDING_TERMINAL_TYPES:
-            if ended is None:
-                return [
-                    Diagnostic(
-                        Code.RECORDING_NOT_STARTED,
-                        line=line,
-                        pointer="/recordingId",
-                        detail="the recording was not started earlier",
-                    )
-                ]
-            if ended:
-                return [
-                    Diagnostic(
-                        Code.RECORDING_ALREADY_ENDED,
-                        line=line,
-                        pointer="/recordingId",
-                        detail="the recording already has a terminal entry",
-                    )
-                ]
-        return []
-
     # --- state ---------------------------------------------------------------------------------
 
     def _commit(self, obj: dict[str, Any], *, line: int, offset: int, length: int) -> None:
@@ -647,32 +299,18 @@ class IndexBuilder:
         if self._built:
             raise RuntimeError("IndexBuilder.build() was called; use from_index() to continue")
         self._lines = max(self._lines, line)
-        columns = self._columns
-        position = self._count
-        if len(columns.ids) != position:
-            # Another builder continued the same index first: continue from a copy of ours.
-            columns = self._columns = columns.prefix(position)
-        entry_id: str = obj["id"]
         entry_type: str = obj["type"]
-        type_code = _TYPE_CODES[entry_type]
-        parent_id = obj["parentId"]
-        parent = _NONE if parent_id is None else columns.positions[parent_id]
-        target = columns.positions[obj["targetId"]] if entry_type in TARGETING_TYPES else _NONE
+        target_id = obj["targetId"] if entry_type in TARGETING_TYPES else None
         recording_id = obj["recordingId"] if entry_type in RECORDING_TYPES else None
-        # Everything is resolved before the first append, so a failure leaves no partial entry.
-        columns.ids.append(entry_id)
-        columns.positions[entry_id] = position
-        columns.types.append(type_code)
-        columns.lines.append(line)
-        columns.offsets.append(offset)
-        columns.lengths.append(length)
-        columns.depths.append(0 if parent == _NONE else columns.depths[parent] + 1)
-        columns.parents.append(parent)
-        columns.targets.append(target)
-        if recording_id is not None:
-            columns.recording_ids[position] = recording_id
-        self._count = position + 1
+        self._table.add(
+            obj["id"], obj["parentId"], entry_type, line=line, offset=offset, length=length,
+            target_id=target_id, recording_id=recording_id,
+        )
+        self._resolve_globals(obj, entry_type, recording_id)
 
+    def _resolve_globals(
+        self, obj: dict[str, Any], entry_type: str, recording_id: str | None
+    ) -> None:
         if entry_type == "session_info":
             # CTX-12, CTX-13: name and archived resolve globally, each field independently;
             # the last entry in file order that carries the field wins.
@@ -680,14 +318,12 @@ class IndexBuilder:
                 self._name = obj["name"]
             if "archived" in obj:
                 self._archived = bool(obj["archived"])
-        elif entry_type == "label" and target != _NONE:
+        elif entry_type == "label":
             # CTX-14: labels resolve globally, last wins; null clears.
-            target_id = columns.ids[target]  # the index's own copy of the id string
-            label = obj["label"]
-            if label is None:
-                self._labels.pop(target_id, None)
+            if obj["label"] is None:
+                self._labels.pop(obj["targetId"], None)
             else:
-                self._labels[target_id] = label
+                self._labels[obj["targetId"]] = obj["label"]
         elif entry_type == "recording.started" and recording_id is not None:
             self._recordings[recording_id] = False
         elif entry_type in RECORDING_TERMINAL_TYPES and recording_id is not None:

@@ -20,7 +20,8 @@ from typing import IO, Any
 from . import _fsutil
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._lines import split_stream
-from ._records import MAX_RECORD_BYTES, is_blank, parse_record
+from ._mode import parse_record
+from ._records import MAX_RECORD_BYTES, is_blank
 from ._session import EntryMeta, IndexBuilder, SessionIndex
 
 __all__ = [

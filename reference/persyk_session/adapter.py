@@ -13,13 +13,12 @@ import traceback
 from collections.abc import Mapping
 from typing import IO, Any
 
-import orjson
 import persyk_contract
 
 from . import __version__
 from ._capture import abandon_captures
 from ._errors import UsageError
-from ._records import dumps_json, loads_json
+from ._mode import dumps_json, loads_json
 from .operations import OPERATIONS, Operation
 
 __all__ = ["PROFILES", "PROTOCOL_VERSION", "abandon", "capabilities", "dispatch", "hello", "serve"]
@@ -105,7 +104,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     for line in stdin:
         try:
             message = loads_json(line)
-        except (orjson.JSONDecodeError, ValueError):
+        except ValueError:  # orjson's and json's decode errors are ValueErrors
             print("persyk-session adapter: a request line is not JSON", file=sys.stderr)
             return 2
         cmd = message.get("cmd") if isinstance(message, dict) else None

@@ -27,7 +27,7 @@ from . import __version__
 from ._capture_cli import CAPTURE_COMMANDS
 from ._context import DEFAULT_TARGET, TARGETS
 from ._errors import Code, UsageError
-from ._records import dumps_json
+from ._mode import dumps_json
 from .operations import (
     op_append,
     op_context,

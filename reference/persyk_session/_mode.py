@@ -1,0 +1,46 @@
+"""The one switch between the readable reference and its fast paths (``PERSYK_SESSION_MODE``).
+
+``PERSYK_SESSION_MODE=readable`` runs the readable core alone: the strict record reader
+(``_records``, ``_json_grammar``), the python-jsonschema validator (``_schema``) and the entry
+table of plain tuples (``_entries``); neither orjson nor jsonschema_rs is imported, and every
+mutation validates the whole committed file (no live index, ``_live``). Unset or ``fast``
+(the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
+proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
+the live index. Both modes give the same results; the agreement tests (tests/test_records*.py,
+tests/test_jsontestsuite.py, tests/test_schema_agreement.py) and the conformance suite, run in
+both modes, hold them to it.
+
+The I/O edge and the builder import the chosen functions from here; the core modules never do.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+__all__ = [
+    "MODE",
+    "READABLE",
+    "EntryTable",
+    "dumps_json",
+    "encode_record",
+    "loads_json",
+    "parse_record",
+    "validate_entry",
+    "validate_header",
+]
+
+_MODES: Final = ("fast", "readable")
+MODE: Final = os.environ.get("PERSYK_SESSION_MODE") or "fast"
+if MODE not in _MODES:
+    raise ImportError(f"PERSYK_SESSION_MODE must be one of {', '.join(_MODES)}")
+READABLE: Final = MODE == "readable"
+
+if READABLE:
+    from ._entries import EntryList as EntryTable
+    from ._records import dumps_json, encode_record, loads_json, parse_record
+    from ._schema import validate_entry, validate_header
+else:
+    from ._entries_fast import ColumnTable as EntryTable  # type: ignore[assignment]
+    from ._records_fast import dumps_json, encode_record, loads_json, parse_record
+    from ._schema_fast import validate_entry, validate_header
