@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from persyk_session._append import append_records, items_from_objects, plan_append
 from persyk_session._context import LeafSelector
-from persyk_session._records import encode_record, parse_record
+from persyk_session._mode import encode_record, parse_record
 from persyk_session._session import EntryMeta, IndexBuilder
 from persyk_session._store import open_session
 
