@@ -18,7 +18,7 @@ import contextlib
 import os
 import secrets
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +42,7 @@ from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._live import LiveFile, LiveSession, open_live
 from ._lock import session_lock
 from ._mode import encode_record, validate_header
+from ._session import IndexBuilder
 from ._store import SESSION_FILE, resolve_session_file_for_mutation
 from ._versions import refuse_other_version
 

@@ -20,7 +20,7 @@ from typing import Any
 from ._capture import finish_capture, start_capture, write_frames
 from ._context import LeafSelector
 from ._errors import Code, ContractError, UsageError
-from ._records import dumps_json
+from ._mode import dumps_json
 from .operations import op_asset_verify, op_asset_write, op_delete_session, op_recover_recording
 
 __all__ = ["CAPTURE_COMMANDS"]

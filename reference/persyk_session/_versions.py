@@ -15,8 +15,8 @@ from typing import Final
 
 from . import _fsutil
 from ._errors import Code, ContractError, Diagnostic
-from ._records import MAX_RECORD_BYTES, is_blank, parse_record
-from ._schema import validate_header
+from ._mode import parse_record, validate_header
+from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = ["refuse_other_version"]
 
