@@ -9,11 +9,14 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_session import _records_fast
 from persyk_session._errors import Code, ContractError, Diagnostic
 from persyk_session._records import MAX_SAFE_INTEGER, encode_record, parse_record
+
+# Generating these values takes longer on a loaded machine; that says nothing about the code.
+SLOW_MACHINE = [HealthCheck.too_slow]
 
 # Unicode scalar values only: no surrogate code points (REC-5, REC-17).
 scalar_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -48,7 +51,7 @@ def json_string(text: str) -> bytes:
     return orjson.dumps(text)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(records)
 def test_encoded_record_parses_back_equal(obj: dict[str, Any]) -> None:
     encoded = encode_record(obj)
@@ -57,7 +60,7 @@ def test_encoded_record_parses_back_equal(obj: dict[str, Any]) -> None:
     assert parse_record(encoded[:-1], line=1) == obj
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(
     records,
     scalar_text,
@@ -80,7 +83,7 @@ def test_inserted_lone_surrogate_escape_is_rejected(
     assert code_of(data) == Code.RECORD_LONE_SURROGATE
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(nonempty_records, st.data(), json_values, st.booleans(), st.booleans())
 def test_repeated_key_is_rejected(
     obj: dict[str, Any], data: st.DataObject, value: Any, ascii_spelling: bool, nested: bool
@@ -101,7 +104,7 @@ def outcome(parse: Callable[..., dict[str, Any]], data: bytes) -> dict[str, Any]
         return error.diagnostics[0]
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, suppress_health_check=SLOW_MACHINE)
 @given(records, st.data())
 def test_fast_path_agrees_with_scanner_on_mutated_records(
     obj: dict[str, Any], data: st.DataObject
@@ -114,13 +117,13 @@ def test_fast_path_agrees_with_scanner_on_mutated_records(
     assert outcome(_records_fast.parse_record, mutated) == outcome(parse_record, mutated)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, suppress_health_check=SLOW_MACHINE)
 @given(st.binary(max_size=40))
 def test_fast_path_agrees_with_scanner_on_arbitrary_bytes(data: bytes) -> None:
     assert outcome(_records_fast.parse_record, data) == outcome(parse_record, data)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(records)
 def test_fast_writer_and_readable_writer_write_the_same_value(obj: dict[str, Any]) -> None:
     fast, readable = _records_fast.encode_record(obj), encode_record(obj)

@@ -196,7 +196,7 @@ def remove_entry(
     if leaf.kind == "default":
         raise UsageError(Code.USAGE, "remove needs an explicit leaf (an entry id, or null)")
     selector = leaf
-    entry_id = id or str(uuid.uuid4())
+    entry_id = id or str(uuid.uuid4())  # ID-5: 122 random bits
     file = resolve_session_file_for_mutation(path)
     refuse_other_version(file)  # APP-24: before the lock, so nothing is created
     with session_lock(file.parent, timeout=timeout, file=file), open_live(file) as live:
@@ -275,7 +275,7 @@ def create_session(
     header = {
         "type": "session",
         "version": 1,
-        "id": id if id is not None else str(uuid.uuid4()),
+        "id": id if id is not None else str(uuid.uuid4()),  # ID-5: 122 random bits
         "timestamp": timestamp if timestamp is not None else now_timestamp(),
     }
     problems = validate_header(header)

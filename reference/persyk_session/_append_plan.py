@@ -62,6 +62,8 @@ class BatchItem:
 
 
 def _item_from_object(obj: Any) -> BatchItem:
+    # APP-15, BLK-11: the record is written as given: its parentId and every block, unknown
+    # ones included, reach the file unchanged (only the spelling is canonical, REC-22).
     try:
         data = encode_record(obj)
     except ContractError as error:
@@ -315,7 +317,8 @@ class _Batch:
                 Code.APPEND_ID_CONFLICT, self.line,
                 "an entry with this id and different content exists", "/id")
             return False
-        # APP-12: an identical retry is acknowledged without writing.
+        # APP-12: an identical retry is acknowledged without writing; APP-22: so a retried
+        # batch reports its committed prefix here and commits the rest.
         self.present.append(entry_id)
         if earlier is not None:
             self.present_in_batch.append(entry_id)

@@ -76,6 +76,8 @@ def select_leaf(index: SessionIndex, selector: LeafSelector) -> str | None:
         return index.default_leaf
     if selector.kind == "null":
         return None
+    # CTX-21: an entry of any type may be the leaf. CTX-26: the header is not an entry, so its
+    # id is not found here (ID-4).
     if selector.id is None or selector.id not in index.by_id:
         raise ContractError(
             [Diagnostic(Code.LEAF_NOT_FOUND, detail="the selected leaf is not an entry")]
@@ -84,7 +86,9 @@ def select_leaf(index: SessionIndex, selector: LeafSelector) -> str | None:
 
 
 def ancestry(index: SessionIndex, leaf: str | None) -> list[EntryMeta]:
-    """The leaf and its ancestors, root first (empty for a null leaf). O(depth)."""
+    """The leaf and its ancestors, root first (empty for a null leaf). O(depth).
+
+    CTX-4: root first; CTX-21: followed the same way whatever the leaf's type."""
     return index.ancestry(leaf)
 
 
@@ -107,6 +111,7 @@ def effective_history(index: SessionIndex, leaf: str | None, load: LoadBody) -> 
     removal entry itself is on the selected path, so a removal on a sibling branch hides nothing
     here. Custom state (``custom`` entries) is branch-local: only the path's entries count.
     """
+    # CTX-5: only the ancestry is read; siblings and other branches contribute nothing.
     path = ancestry(index, leaf)
     removed = {
         entry.target_id
@@ -115,17 +120,22 @@ def effective_history(index: SessionIndex, leaf: str | None, load: LoadBody) -> 
     }
     messages: list[dict[str, Any]] = []
     custom: list[dict[str, Any]] = []
+    # TREE-8: a target removed twice is simply in the set once. CTX-18: API events and
+    # connections are evidence, never history, and nothing here acts on them.
     for entry in path:
         if entry.type in CONVERSATION_TYPES and entry.id not in removed:
             messages.append(_history_item(entry, load(entry)))
-        elif entry.type == "custom":
+        elif entry.type == "custom":  # CTX-11: custom state is branch-local, in path order
             body = load(entry)
             custom.append({"id": entry.id, "customType": body["customType"], "data": body["data"]})
+    # CTX-22: an empty history (nothing yet, or everything removed) is a valid result.
     return History(leaf=leaf, messages=tuple(messages), custom=tuple(custom))
 
 
 def _history_item(entry: EntryMeta, body: dict[str, Any]) -> dict[str, Any]:
     if entry.type == "message":
+        # AST-9, BLK-8: the message as stored: its text whatever its asset's status, unknown
+        # blocks unchanged.
         return {"id": entry.id, "type": "message", "message": body["message"]}
     # CTX-9: custom_message details stay separate from content.
     item: dict[str, Any] = {

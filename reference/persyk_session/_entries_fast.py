@@ -85,7 +85,10 @@ class ColumnTable:
         return self._count
 
     def __contains__(self, entry_id: object) -> bool:
-        return self._find(entry_id) != _NO_POSITION
+        # Inlined _find: the graph rules ask this two or three times for every entry read.
+        if not isinstance(entry_id, str):
+            return False
+        return 0 <= self._columns.positions.get(entry_id, _NO_POSITION) < self._count
 
     def get(self, entry_id: str) -> EntryMeta | None:
         position = self._find(entry_id)

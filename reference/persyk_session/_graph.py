@@ -40,6 +40,8 @@ def graph_findings(
     """The findings for ``entry`` as the next entry after ``committed``.
 
     ``recordings`` maps each recordingId started so far to whether a terminal entry was seen.
+    TREE-12: every finding is reported at ``line``, the line of the referring entry. ID-2:
+    ids are looked up by exact, case-sensitive string equality.
     """
     found: list[Diagnostic] = []
     entry_type: str = entry["type"]
@@ -48,7 +50,8 @@ def graph_findings(
     # ID-3: entry ids are unique within a session.
     if entry["id"] in committed:
         found.append(_finding(Code.ID_DUPLICATE, line, "/id", "an earlier entry has the same id"))
-    # TREE-1, ID-4: a parent is an earlier entry (the header is not an entry).
+    # TREE-1, ID-4: a parent is an earlier entry (the header is not an entry). TREE-2: a null
+    # parent (another root) and several children are fine; TREE-3: of any type.
     if parent_id is not None and parent_id not in committed:
         found.append(_finding(
             Code.PARENT_NOT_FOUND, line, "/parentId", "the parent is not an earlier entry"))
@@ -108,7 +111,7 @@ def _recording_findings(
     if entry_type == "recording.started" and ended is not None:
         return [_finding(
             Code.RECORDING_DUPLICATE, line, "/recordingId", "the recording was already started")]
-    if entry_type in RECORDING_TERMINAL_TYPES and ended is None:
+    if entry_type in RECORDING_TERMINAL_TYPES and ended is None:  # TREE-10
         return [_finding(
             Code.RECORDING_NOT_STARTED, line, "/recordingId",
             "the recording was not started earlier")]

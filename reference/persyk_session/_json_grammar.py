@@ -52,6 +52,8 @@ END_INSIDE_VALUE: Final = "record ends inside a JSON value"
 UNEXPECTED_BYTE: Final = "unexpected byte in JSON text"
 _BAD_STRING_BYTE: Final = "invalid escape or control character"
 
+# REC-18: insignificant whitespace (space, tab, CR; LF only inside a fragment) anywhere
+# between tokens.
 _WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
 # REC-3: a run of string bytes ends at a quote, a backslash or a control character.
 _STRING_RUN: Final = re.compile(rb'[^"\\\x00-\x1f]*')

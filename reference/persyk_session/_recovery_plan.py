@@ -219,7 +219,9 @@ def plan_recovery(tail: TailInfo) -> RecoveryPlan:
             Code.RECOVER_INTERIOR_DAMAGE, line=tail.interior_fault.line,
             detail="a complete line of the session is invalid"))
     if tail.fragment is None or tail.verdict is None:
-        return RecoveryPlan("none")  # RCV-3
+        # RCV-3; RCV-13: so recovery run on its own result (a file ending with LF) does
+        # nothing, and after "removed" there is no session left to recover.
+        return RecoveryPlan("none")
     if tail.verdict is FragmentVerdict.VALID_RECORD:
         return RecoveryPlan("newline-added")  # RCV-4
     if tail.verdict is FragmentVerdict.INCOMPLETE:

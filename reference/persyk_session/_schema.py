@@ -267,7 +267,8 @@ _CODE_RANK: dict[Code, int] = {Code.ENVELOPE_INVALID: 0, Code.ENVELOPE_FIELD_UNK
 
 
 def diagnostics(located: list[Located]) -> list[Diagnostic]:
-    """One diagnostic per distinct location (the first found wins), in ENV-8 order, then by
+    """One diagnostic per distinct location (the first found wins), each with the pointer of
+    the offending member (DIAG-8), in ENV-8 order, then by
     location (array indices numerically)."""
     seen: dict[Path, tuple[Code, str]] = {}
     for code, path, detail in located:

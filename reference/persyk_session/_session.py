@@ -68,6 +68,8 @@ class SessionIndex:
 
     @property
     def valid(self) -> bool:
+        # HDR-8: a valid header alone is a valid session; MSG-8: no rule asks for an
+        # assistant message, so user messages alone are valid too.
         return self.diagnostic_count == 0 and self.header is not None
 
     @property
@@ -225,7 +227,8 @@ class IndexBuilder:
         """The findings for ``obj`` as the next entry, against the entries committed so far.
 
         Commits nothing. Schema findings come first; graph rules are applied only to an entry
-        that passed the schema (its fields cannot be trusted otherwise).
+        that passed the schema (its fields cannot be trusted otherwise), so one fault yields
+        one diagnostic (DIAG-6).
         """
         if obj.get("type") == "session":
             if not self._first_was_header:
