@@ -27,12 +27,7 @@ SCRIPTS = tuple(sorted((ROOT / "fixtures").glob("*.py")))
 # Known exceptions: "path" or "path:function" -> why it is allowed for now. Every run shows them
 # (a warning each). An exception that no longer breaks the rule is reported too (a warning:
 # drop it); a new offender fails.
-_CORE = "the reference core being rewritten by track readable (issue 9.1), which splits it"
 KNOWN_EXCEPTIONS: Mapping[str, str] = {
-    "reference/persyk_session/_session.py": _CORE,
-    "reference/persyk_session/_append.py:plan_append": _CORE,
-    "reference/persyk_session/_records.py:_scan": _CORE,
-    "reference/persyk_session/_recovery_plan.py:scan_prefix": _CORE,
 }
 
 
