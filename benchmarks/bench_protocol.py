@@ -40,7 +40,7 @@ def _runner(mode: str, sandbox: Sandbox) -> Runner:
         adapter = SubprocessAdapter(
             REFERENCE_ADAPTER,
             env=sandbox.adapter_env(os.environ),
-            stderr_path=sandbox.runner / "adapter.stderr",
+            confine_to=sandbox.root,
         )
     runner = Runner(adapter, sandbox)
     runner.start()

@@ -32,7 +32,6 @@ def _subprocess_factory(tmp_path: Path) -> Callable[[], Adapter]:
         return SubprocessAdapter(
             [sys.executable, "-m", "persyk_session.cli", "adapter"],
             env=dict(os.environ),
-            stderr_path=tmp_path / "adapter-stderr.log",
         )
 
     return make

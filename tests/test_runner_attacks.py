@@ -41,6 +41,7 @@ def test_background_child_of_the_adapter_does_not_outlive_the_run(
     tree: Path, tmp_path: Path
 ) -> None:
     lock_path = tmp_path / "child.lock"
+    lock_path.touch()
     record = run(tree, fake("orphan_writer", str(lock_path)), "G-001")
     assert outcomes(record) == {"G-001": "pass"}
     # The child holds the lock while it lives; once the runner has killed the adapter's
@@ -68,14 +69,15 @@ def test_special_file_left_by_a_read_fails_the_case_without_hanging(tree: Path) 
 
 
 def test_stderr_tail_is_the_end_of_a_long_stderr(tree: Path) -> None:
-    record = run(tree, fake("stderr_flood"), "R-001")
+    record = run(tree, fake("stderr_flood"), "R-001", timeout=10)  # 2 MiB take a moment
     result = record.results[0]
     assert result.outcome is Outcome.FAIL
     assert result.stderr.endswith("stderr_flood: the last words\n")
 
 
 def test_canary_after_a_mebibyte_of_stderr_noise_is_found(tree: Path) -> None:
-    record = run(tree, fake("leak_canary", "--stderr", "--noise"), "H-001", harness=True)
+    record = run(tree, fake("leak_canary", "--stderr", "--noise"), "H-001", harness=True,
+                 timeout=10)  # 2 MiB of noise take a moment on a loaded machine
     result = record.results[0]
     assert result.outcome is Outcome.FAIL
     assert any("stderr contains the canary" in m for m in result.mismatches), result.mismatches

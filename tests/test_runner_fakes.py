@@ -28,7 +28,7 @@ def outcomes(record: RunRecord) -> dict[str, Outcome]:
     [
         ("accept_everything", (), {"G-001": "pass", "G-002": "unsupported", "R-001": "fail"}),
         ("reject_everything", (), {"G-001": "fail", "R-002": "fail"}),
-        ("crash_at_start", (), {"G-001": "crash", "G-002": "crash", "R-001": "crash"}),
+        ("crash_at_start", (), {"G-001": "error", "G-002": "error", "R-001": "error"}),
         ("crash_mid_run", (), {"G-001": "pass", "G-002": "crash", "R-001": "fail"}),
         ("hang", (), {"G-001": "timeout", "R-001": "timeout"}),
         ("non_json", (), {"G-001": "crash"}),
@@ -75,8 +75,10 @@ def test_hang_is_killed_and_the_run_continues(tree: Path) -> None:
 
 def test_adapter_that_never_starts_stops_being_tried(tree: Path) -> None:
     record = run(tree, fake("crash_at_start"), "*")
-    assert [str(r.outcome) for r in record.results] == ["crash", "crash", "crash", "error"]
-    assert "not run" in (record.results[-1].reason or "")
+    assert [str(r.outcome) for r in record.results] == ["error"] * 4
+    assert "the adapter did not start" in (record.results[0].reason or "")
+    assert "not run: the adapter failed to start 3 times in a row" in (
+        record.results[-1].reason or "")
     assert "giving up at once" in record.results[0].describe()
 
 

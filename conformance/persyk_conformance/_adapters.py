@@ -1,10 +1,13 @@
 """The two ways to reach an implementation: an adapter subprocess, or the reference in-process.
 
-The subprocess client is the only place where the runner touches processes: it starts the
-adapter in its own process group (so a timeout can kill the whole group), talks JSON Lines over
-its stdin/stdout, and sends the adapter's stderr to a file so that the runner can attribute
-every byte written before a reply to the step that caused it (a pipe read by a thread could
-lag behind the reply).
+The subprocess client is the only place where the runner talks to adapter processes. It owns
+every process an adapter starts (``_processes.Owner``: a mark in the environment, the runner as
+child subreaper, a cgroup where there is one) and kills them all when the adapter is killed. It
+talks JSON Lines over pipes it made itself and reads them with deadlines: a request is written
+without blocking (an adapter that reads nothing cannot hold the runner), and every pipe is read
+by a thread that owns its descriptor, so a grandchild that keeps a pipe open can never block
+the runner. stderr is a pipe too, read as it arrives: the runner scans it for canaries and keeps
+a bounded tail; the adapter has no file it could rewrite afterwards.
 """
 
 from __future__ import annotations
@@ -13,15 +16,19 @@ import contextlib
 import os
 import queue
 import resource
+import select
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
+from ._pipes import LineTooLong, StderrSeen, StderrWatch, pump_lines, widen
+from ._processes import Confinement, Owner
 from ._protocol import (
     Hello,
     Implementation,
@@ -42,6 +49,7 @@ __all__ = [
     "AdapterTimedOut",
     "Dispatch",
     "InProcessAdapter",
+    "StderrSeen",
     "StrictModeViolation",
     "SubprocessAdapter",
 ]
@@ -55,13 +63,6 @@ MAX_LINE_BYTES = 64 << 20
 # Lines read ahead of the runner; the reader thread waits when this many are pending, so an
 # adapter flooding stdout is held back by its own pipe instead of filling the runner's memory.
 MAX_PENDING_LINES = 4
-
-
-class _LineTooLong:
-    """What the reader thread queues when a line passes MAX_LINE_BYTES (then it stops reading)."""
-
-
-LINE_TOO_LONG = _LineTooLong()
 
 
 class AdapterCrashed(Exception):
@@ -90,9 +91,11 @@ class Adapter(Protocol):
         self, op: str, args: Mapping[str, Any], timeout: float, limit: int
     ) -> Reply: ...
 
-    def stderr_mark(self) -> int: ...
+    def stderr_begin(self, canaries: Mapping[str, str]) -> None: ...
 
-    def stderr_since(self, mark: int, limit: int) -> bytes: ...
+    def stderr_end(self) -> StderrSeen: ...
+
+    def end_case(self) -> None: ...
 
     @property
     def alive(self) -> bool: ...
@@ -103,32 +106,41 @@ class Adapter(Protocol):
 
 
 class SubprocessAdapter:
-    """One adapter process at a time; :meth:`start` again after a crash or timeout."""
+    """One adapter process at a time; :meth:`start` again after a crash or timeout.
+
+    ``confine_to``: where the kernel has Landlock, the adapter may write only beneath this
+    directory (the run's sandbox); see ``_processes``.
+    """
 
     def __init__(
         self,
         argv: Sequence[str],
         *,
         env: Mapping[str, str],
-        stderr_path: Path,
         cwd: str | None = None,
         strict: bool = False,
         file_size_limit: int | None = None,
         profile: str = "v1",
+        confine_to: Path | None = None,
+        _stderr: StderrWatch | None = None,
     ) -> None:
         self._argv = list(argv)
         self.profile = profile  # the format profile named in every run request
         self._file_size_limit = file_size_limit
         self._env = dict(env)
         self._cwd = cwd
-        self._stderr_path = stderr_path
         self._strict = strict
+        self._confine_to = confine_to
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes | _LineTooLong | None] = queue.Queue()
+        self._owner: Owner | None = None
+        self._stdin = -1
+        self._stderr_fd = -1
+        self._lines: queue.Queue[bytes | LineTooLong | None] = queue.Queue()
         self._pump_stop = threading.Event()
         self._seq = 0
         self._hello: Hello | None = None
-        stderr_path.touch()
+        self._watch = _stderr if _stderr is not None else StderrWatch()
+        self.starts = 0  # processes started so far (tests count them)
 
     @property
     def hello(self) -> Hello:
@@ -146,34 +158,9 @@ class SubprocessAdapter:
         Raises AdapterCrashed, AdapterTimedOut or ProtocolViolation.
         """
         self.kill()
-        with self._stderr_path.open("ab") as stderr:
-            try:
-                self._proc = subprocess.Popen(
-                    self._argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=stderr,
-                    env=self._env,
-                    cwd=self._cwd,
-                    start_new_session=True,  # its own process group: a timeout kills it all
-                    preexec_fn=(
-                        None
-                        if self._file_size_limit is None
-                        else _file_size_limiter(self._file_size_limit)
-                    ),
-                )
-            except OSError as exc:
-                raise AdapterCrashed(f"cannot start the adapter {self._argv!r}: {exc}") from None
-        self._lines = queue.Queue(MAX_PENDING_LINES)
-        self._pump_stop = threading.Event()
-        assert self._proc.stdout is not None
-        threading.Thread(
-            target=_pump_lines,
-            args=(self._proc.stdout, self._lines, self._pump_stop),
-            daemon=True,
-        ).start()
+        self._spawn()
         self._seq = 0
-        self._send(encode_hello())
+        self._send(encode_hello(), timeout)
         line = self._receive(timeout, "the hello reply")
         try:
             self._hello = decode_hello(line)
@@ -181,11 +168,59 @@ class SubprocessAdapter:
             raise AdapterCrashed(str(exc)) from None
         return self._hello
 
+    def _spawn(self) -> None:
+        owner = Owner()
+        confinement = None
+        if self._confine_to is not None:
+            with contextlib.suppress(OSError):
+                confinement = Confinement(self._confine_to)
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        for fd in (stdout_r, stderr_r):
+            widen(fd)
+        self.starts += 1
+        try:
+            proc = subprocess.Popen(
+                self._argv,
+                stdin=stdin_r,
+                stdout=stdout_w,
+                stderr=stderr_w,
+                env=owner.environment(self._env),
+                cwd=self._cwd,
+                start_new_session=True,  # its own process group and session
+                preexec_fn=_before_exec(owner, self._file_size_limit, confinement),
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            for fd in (stdin_w, stdout_r, stderr_r):
+                os.close(fd)
+            owner.kill_all()
+            raise AdapterCrashed(f"cannot start the adapter {self._argv!r}: {exc}") from None
+        finally:
+            for fd in (stdin_r, stdout_w, stderr_w):
+                os.close(fd)
+            if confinement is not None:
+                confinement.close()
+        owner.started(proc.pid)
+        self._proc, self._owner = proc, owner
+        os.set_blocking(stdin_w, False)
+        os.set_blocking(stdout_r, False)
+        self._stdin, self._stderr_fd = stdin_w, stderr_r
+        self._watch.attach(stderr_r)
+        self._lines = queue.Queue(MAX_PENDING_LINES)
+        self._pump_stop = threading.Event()
+        threading.Thread(
+            target=pump_lines, args=(stdout_r, self._lines, self._pump_stop, MAX_LINE_BYTES),
+            daemon=True,
+        ).start()
+
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
         self._seq += 1
         seq = self._seq
-        self._send(encode_run(seq, op, args, self.profile))
-        line = self._receive(timeout, f"the reply to {op} (seq {seq})")
+        deadline = time.monotonic() + timeout
+        self._send(encode_run(seq, op, args, self.profile), timeout)
+        what = f"the reply to {op} (seq {seq})"
+        line = self._receive(max(deadline - time.monotonic(), 0.0), what, timeout)
         try:
             return decode_reply(line, seq=seq, op=op, profile=self.profile)
         except NotJson as exc:
@@ -197,80 +232,83 @@ class SubprocessAdapter:
         """Run one step in a fresh, one-shot adapter process whose file size limit is ``limit``.
 
         A limit must be set before the process starts, so the long-lived adapter cannot be
-        reused; its stderr goes to the same file so the runner still sees every byte.
+        reused; its stderr is read into the same window so the runner still sees every byte.
         """
         one_shot = SubprocessAdapter(
             self._argv,
             env=self._env,
-            stderr_path=self._stderr_path,
             cwd=self._cwd,
             strict=self._strict,
             file_size_limit=limit,
             profile=self.profile,
+            confine_to=self._confine_to,
+            _stderr=self._watch,
         )
         try:
             one_shot.start(timeout)
             return one_shot.run(op, args, timeout)
         finally:
             one_shot.close()
+            self.starts += one_shot.starts
 
     def wrapped(self, prefix: Sequence[str]) -> SubprocessAdapter:
         """A new, not yet started adapter whose command is ``prefix`` followed by this one's
-        (H-104 runs the adapter under ``strace``); same environment and stderr file."""
+        (H-104 runs the adapter under ``strace``); same environment and confinement."""
         return SubprocessAdapter(
             [*prefix, *self._argv],
             env=self._env,
-            stderr_path=self._stderr_path,
             cwd=self._cwd,
             strict=self._strict,
             file_size_limit=self._file_size_limit,
+            profile=self.profile,
+            confine_to=self._confine_to,
         )
 
-    def stderr_mark(self) -> int:
-        return self._stderr_path.stat().st_size
+    def stderr_begin(self, canaries: Mapping[str, str]) -> None:
+        self._watch.begin(canaries)
 
-    def stderr_since(self, mark: int, limit: int) -> bytes:
-        with self._stderr_path.open("rb") as f:
-            f.seek(mark)
-            return f.read(limit)
+    def stderr_end(self) -> StderrSeen:
+        return self._watch.end()
+
+    def end_case(self) -> None:
+        """Kill what the adapter left running outside its own session during the case."""
+        if self._owner is not None:
+            self._owner.kill_escaped()
 
     def close(self) -> None:
-        """Say stop and let the adapter exit; kill it if it lingers."""
+        """Say stop and let the adapter exit; then kill whatever of it is left."""
         proc = self._proc
         if proc is None:
             return
         if proc.poll() is None:
             try:
-                self._send(encode_stop())
-                assert proc.stdin is not None
-                proc.stdin.close()
+                self._send(encode_stop(), STOP_GRACE_SECONDS)
+                os.close(self._stdin)
+                self._stdin = -1
                 proc.wait(STOP_GRACE_SECONDS)
-            except (AdapterCrashed, OSError, subprocess.TimeoutExpired):
+            except (AdapterCrashed, AdapterTimedOut, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
 
     def kill(self) -> None:
-        proc = self._proc
-        if proc is None:
+        """Kill every process of the adapter (escaped ones too) and release its pipes."""
+        proc, owner = self._proc, self._owner
+        if proc is None or owner is None:
             return
-        self._proc = None
-        self._pump_stop.set()
-        # Kill the whole group even when the leader has already exited (after a stop, say): a
-        # child it left in the background must not outlive the case, let alone the run. On
-        # Linux a group id is not reused while the group has a member, so this cannot hit a
-        # stranger.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            if proc.poll() is None:
-                proc.kill()
+        self._proc = self._owner = None
+        owner.kill_all()
+        with contextlib.suppress(OSError):
+            proc.kill()
         proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        self._pump_stop.set()
+        if self._stdin >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._stdin)
+            self._stdin = -1
+        self._watch.detach(self._stderr_fd)
+        self._stderr_fd = -1
 
-    def _send(self, line: bytes) -> None:
+    def _send(self, line: bytes, timeout: float) -> None:
         if self._strict:
             problems = check_request(line)
             if problems:
@@ -278,27 +316,41 @@ class SubprocessAdapter:
                     "strict mode: the runner's own request breaks the protocol schemas: "
                     + "; ".join(problems)
                 )
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        if self._proc is None or self._stdin < 0:
             raise AdapterCrashed("the adapter is not running")
-        try:
-            proc.stdin.write(line)
-            proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            raise AdapterCrashed(self._exit_detail("its stdin was closed")) from None
+        deadline = time.monotonic() + timeout
+        view = memoryview(line)
+        poller = select.poll()
+        poller.register(self._stdin, select.POLLOUT)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AdapterTimedOut(
+                    f"the adapter did not read the request within {timeout:g} s "
+                    f"({len(line) - len(view)} of {len(line)} bytes taken)"
+                )
+            poller.poll(max(int(remaining * 1000), 1))
+            try:
+                written = os.write(self._stdin, view)
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise AdapterCrashed(self._exit_detail("its stdin was closed")) from None
+            view = view[written:]
 
-    def _receive(self, timeout: float, what: str) -> bytes:
+    def _receive(self, timeout: float, what: str, budget: float | None = None) -> bytes:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
             raise AdapterTimedOut(
-                f"no answer within {timeout:g} s while waiting for {what}"
+                f"no answer within {budget if budget is not None else timeout:g} s "
+                f"while waiting for {what}"
             ) from None
         if line is None:
             raise AdapterCrashed(
                 self._exit_detail(f"its stdout closed while the runner waited for {what}")
             )
-        if isinstance(line, _LineTooLong):
+        if isinstance(line, LineTooLong):
             raise AdapterCrashed(
                 f"the adapter wrote a stdout line longer than {MAX_LINE_BYTES} bytes "
                 f"while the runner waited for {what}"
@@ -318,6 +370,22 @@ class SubprocessAdapter:
         return f"the adapter exited with status {status}: {what}"
 
 
+def _before_exec(
+    owner: Owner, file_size_limit: int | None, confinement: Confinement | None
+) -> Callable[[], None]:
+    """The adapter process's first steps, in the child between fork and exec: join the
+    adapter's cgroup, set the file size limit, then confine its writes."""
+
+    def apply() -> None:
+        owner.join()
+        if file_size_limit is not None:
+            _file_size_limiter(file_size_limit)()
+        if confinement is not None:
+            confinement.apply()
+
+    return apply
+
+
 def _file_size_limiter(limit: int) -> Callable[[], None]:
     """A pre-exec hook: writes past ``limit`` bytes fail with EFBIG instead of killing the
     process with SIGXFSZ, which is how a full disk looks to a writer (APP-19)."""
@@ -327,41 +395,6 @@ def _file_size_limiter(limit: int) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return apply
-
-
-def _pump_lines(
-    stream: IO[bytes], sink: queue.Queue[bytes | _LineTooLong | None], stop: threading.Event
-) -> None:
-    """Blocking reads live in this thread so the runner can wait with a deadline.
-
-    Each line is read with a bound (MAX_LINE_BYTES); the thread ends at end of file, at an
-    over-long line, or when ``stop`` is set (the adapter was killed and nobody reads any more).
-    """
-
-    def put(item: bytes | _LineTooLong | None) -> bool:
-        while not stop.is_set():
-            try:
-                sink.put(item, timeout=0.1)
-            except queue.Full:
-                continue
-            return True
-        return False
-
-    try:
-        while True:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                break
-            if len(line) > MAX_LINE_BYTES and not (
-                len(line) == MAX_LINE_BYTES + 1 and line.endswith(b"\n")
-            ):
-                put(LINE_TOO_LONG)
-                return
-            if not put(line):
-                return
-    except (OSError, ValueError):
-        pass
-    put(None)
 
 
 Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -457,11 +490,14 @@ class InProcessAdapter:
             raise AdapterCrashed(f"the forked in-process step exited with status {status}")
         return decode_reply(data, seq=0, op=op, profile=self.profile)
 
-    def stderr_mark(self) -> int:
-        return 0
+    def stderr_begin(self, canaries: Mapping[str, str]) -> None:
+        pass
 
-    def stderr_since(self, mark: int, limit: int) -> bytes:
-        return b""
+    def stderr_end(self) -> StderrSeen:
+        return StderrSeen()
+
+    def end_case(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

@@ -16,7 +16,6 @@ calls are open), never by asking the reference.
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,13 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from ._adapters import Adapter
+from ._excerpt import excerpt, excerpts
 from ._match import match
 from ._outcomes import CaseResult, Outcome
 from ._protocol import Result
+from ._workspace import remove_tree
 
 __all__ = ["DSH_HARNESS_CHECKS", "DshCheck", "dsh_harness_results"]
 
-STEP_TIMEOUT = 10.0
 INTERRUPTED = "Tool call interrupted by a crash; no result was recorded."
 BUCKET = "cwd-d1bb8ca35467"  # sha256("/w")[:12], DSH-2
 HEADER = {"type": "session", "version": 0, "id": "s1", "createdAt": 1767225600000, "cwd": "/w"}
@@ -103,11 +103,16 @@ def _expected_closers(kept: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
-def _result(adapter: Adapter, op: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
-    reply = adapter.run(op, args, STEP_TIMEOUT)
+def _result(adapter: Adapter, op: str, args: Mapping[str, Any], timeout: float
+            ) -> Mapping[str, Any]:
+    reply = adapter.run(op, args, timeout)
     if not isinstance(reply, Result):
         raise _Broken(f"{op} did not return a result ({type(reply).__name__})")
     return reply.value
+
+
+class _GaveUp(Exception):
+    """The run no longer tries the adapter."""
 
 
 class _Broken(Exception):
@@ -118,7 +123,7 @@ class _NotSpoken(Exception):
     """The adapter's hello does not name dsh-v0."""
 
 
-def _torn_at_every_byte(adapter: Adapter, workdir: Path) -> list[str]:
+def _torn_at_every_byte(adapter: Adapter, workdir: Path, timeout: float) -> list[str]:
     events = _events()
     lines = [_line(HEADER)] + [_line(e) for e in events]
     data = b"".join(lines)
@@ -137,29 +142,29 @@ def _torn_at_every_byte(adapter: Adapter, workdir: Path) -> list[str]:
                 "events": [{"$exact": e} for e in kept] + _expected_closers(kept),
                 "recovery": {"truncatedBytes": cut - keep}}
         args = {"root": str(root), "id": "s1"}
-        problems += [f"cut at byte {cut}: {p}" for p in match(want, dict(_result(adapter, "load",
-                                                                                  args)))]
+        loaded = _result(adapter, "load", args, timeout)
+        problems += [f"cut at byte {cut}: {p}" for p in match(want, dict(loaded))]
         if log.read_bytes()[:keep] != data[:keep]:
             problems.append(f"cut at byte {cut}: the kept bytes changed")
         after = log.read_bytes()
-        again = _result(adapter, "load", args)
+        again = _result(adapter, "load", args, timeout)
         problems += [f"cut at byte {cut}, second load: {p}" for p in match(
             {"recovery": {"truncatedBytes": 0, "closers": 0}}, dict(again))]
         if log.read_bytes() != after:
             problems.append(f"cut at byte {cut}: a second load changed the log")
-        shutil.rmtree(root)
+        remove_tree(root)
         if len(problems) > 20:
             problems.append("(stopped after 20 problems)")
             break
     return problems
 
 
-def _race(fresh_adapter: Callable[[], Adapter], workdir: Path) -> list[str]:
+def _race(fresh_adapter: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
     problems: list[str] = []
     racers = [fresh_adapter(), fresh_adapter()]
     try:
         for racer in racers:
-            racer.start(STEP_TIMEOUT)
+            racer.start(timeout)
             if "dsh-v0" not in racer.hello.profiles:
                 raise _NotSpoken
         for round_ in range(RACE_ROUNDS):
@@ -167,7 +172,7 @@ def _race(fresh_adapter: Callable[[], Adapter], workdir: Path) -> list[str]:
             batches = [[{"type": "note", "seq": 0, "time": 1, "data": {"writer": w}},
                         {"type": "note", "seq": 1, "time": 2, "data": {"writer": w}}]
                        for w in range(2)]
-            replies = _race_round(racers, root, batches)
+            replies = _race_round(racers, root, batches, timeout)
             problems += _judge_race(round_, replies, batches, root)
     finally:
         for racer in racers:
@@ -176,7 +181,7 @@ def _race(fresh_adapter: Callable[[], Adapter], workdir: Path) -> list[str]:
 
 
 def _race_round(racers: Sequence[Adapter], root: Path,
-                batches: Sequence[Sequence[Any]]) -> list[Any]:
+                batches: Sequence[Sequence[Any]], timeout: float) -> list[Any]:
     """Both writers send their first append at once (a barrier releases them together)."""
     replies: list[Any] = [None] * len(racers)
     go = threading.Barrier(len(racers))
@@ -185,7 +190,7 @@ def _race_round(racers: Sequence[Adapter], root: Path,
         go.wait()
         try:
             replies[w] = _result(racers[w], "append", {
-                "root": str(root), "header": HEADER, "events": list(batches[w])})
+                "root": str(root), "header": HEADER, "events": list(batches[w])}, timeout)
         except Exception as exc:  # reported by the judge as that writer's problem
             replies[w] = exc
 
@@ -193,7 +198,7 @@ def _race_round(racers: Sequence[Adapter], root: Path,
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(STEP_TIMEOUT * 2)
+        thread.join(timeout * 2)
     return replies
 
 
@@ -224,8 +229,13 @@ def dsh_harness_results(
     workdir: Path,
     checks: Sequence[str],
     expected: Mapping[str, str],
+    *,
+    timeout: float = 10.0,
+    gave_up: str | None = None,
 ) -> list[CaseResult]:
-    """Run the selected DH- checks, each with its own adapters, as case results."""
+    """Run the selected DH- checks, each with its own adapters, as case results; every step
+    has the run's deadline (``timeout``); once the run gave up on the adapter (``gave_up``) each
+    check is an error at once, with that reason."""
     results = []
     for check in DSH_HARNESS_CHECKS:
         if check.id not in checks:
@@ -235,17 +245,21 @@ def dsh_harness_results(
         directory.mkdir(parents=True, exist_ok=True)
         outcome, reason, problems = Outcome.PASS, None, []
         try:
+            if gave_up is not None:
+                raise _GaveUp(f"not run: {gave_up}")
             if check.id == "DH-101":
                 adapter = fresh_adapter()
                 try:
-                    adapter.start(STEP_TIMEOUT)
+                    adapter.start(timeout)
                     if "dsh-v0" not in adapter.hello.profiles:
                         raise _NotSpoken
-                    problems = _torn_at_every_byte(adapter, directory)
+                    problems = _torn_at_every_byte(adapter, directory, timeout)
                 finally:
                     adapter.close()
             else:
-                problems = _race(fresh_adapter, directory)
+                problems = _race(fresh_adapter, directory, timeout)
+        except _GaveUp as exc:
+            outcome, reason = Outcome.ERROR, str(exc)
         except _NotSpoken:
             outcome, reason = Outcome.UNSUPPORTED, "the adapter does not speak the profile dsh-v0"
         except Exception as exc:  # a crash, a hang, a protocol fault: this check's error
@@ -254,11 +268,11 @@ def dsh_harness_results(
             if problems:
                 outcome, reason = Outcome.FAIL, "the dsh harness found problems"
         finally:
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_tree(directory)
         result = CaseResult(
             id=check.id, title=check.title, kind="harness", rules=check.rules, requires=(),
             level="MUST", outcome=outcome, duration_ms=(time.perf_counter() - began) * 1000,
-            reason=reason, mismatches=tuple(problems),
+            reason=None if reason is None else excerpt(reason), mismatches=excerpts(problems),
         )
         results.append(result.with_expectation(expected.get(check.id)))
     return results

@@ -14,6 +14,8 @@
 * ``H-104`` recovery killed at every step (RCV-18, RCV-19): see ``_harness_crash``.
 
 Entry point: :func:`run_write_harness` ``(client_factory, workdir) -> list[HarnessResult]``.
+Every step has the run's deadline (``timeout``); every adapter a check starts is closed (and
+so every process of it killed) however the check ends.
 ``client_factory()`` returns a *new*, not yet started adapter (the runner's ``Adapter``
 protocol: ``start``, ``run``, ``close``, ``kill``); for H-102 each writer gets its own, so a
 subprocess adapter gives four processes. Checks whose capabilities the adapter does not declare
@@ -23,7 +25,6 @@ are reported as skipped, with the reason.
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -33,9 +34,11 @@ from typing import Any
 
 from . import records as kit
 from ._adapters import Adapter
+from ._excerpt import excerpt, excerpts
 from ._harness_crash import CrashCheckUnsupported, recovery_killed_at_every_step
 from ._outcomes import CaseResult, Outcome
 from ._protocol import Result
+from ._workspace import remove_tree
 
 __all__ = [
     "WRITE_HARNESS_CHECKS",
@@ -49,7 +52,6 @@ __all__ = [
 
 TS = "2026-01-01T00:00:00.000Z"
 MS = 1767225600000
-STEP_TIMEOUT = 30.0
 WRITERS = 4
 RECORDS_PER_WRITER = 200
 
@@ -64,14 +66,15 @@ class HarnessResult:
     passed: bool
     problems: tuple[str, ...] = ()
     skipped: str | None = None
+    error: str | None = None  # the check got no verdict: the adapter could not be run
 
 
 class _Failed(Exception):
     pass
 
 
-def _call(adapter: Adapter, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    reply = adapter.run(op, args, STEP_TIMEOUT)
+def _call(adapter: Adapter, op: str, args: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    reply = adapter.run(op, args, timeout)
     if not isinstance(reply, Result):
         raise _Failed(f"{op}: the adapter did not return a result ({type(reply).__name__})")
     return dict(reply.value)
@@ -99,7 +102,7 @@ TAIL_RECORDS = [
 ]
 
 
-def _torn_tails(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
+def _torn_tails(factory: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
     lines = [kit.line(HEADER), *(kit.line(r) for r in TAIL_RECORDS)]
     data = b"".join(lines)
     ends = []  # file offset after each line's LF
@@ -110,17 +113,18 @@ def _torn_tails(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
     first_cut = ends[-4]  # the last three records
     problems = _Problems()
     adapter = factory()
-    adapter.start(STEP_TIMEOUT)
     try:
+        adapter.start(timeout)
         for cut in range(first_cut, len(data)):
-            _check_cut(adapter, workdir / f"cut-{cut}", data, ends, cut, problems)
+            _check_cut(adapter, workdir / f"cut-{cut}", data, ends, cut, problems, timeout)
     finally:
         adapter.close()
     return problems.items
 
 
 def _check_cut(
-    adapter: Adapter, case: Path, data: bytes, ends: Sequence[int], cut: int, problems: _Problems
+    adapter: Adapter, case: Path, data: bytes, ends: Sequence[int], cut: int, problems: _Problems,
+    timeout: float,
 ) -> None:
     session = case / "session"
     session.mkdir(parents=True)
@@ -129,7 +133,7 @@ def _check_cut(
     kept = max(end for end in ends if end <= cut)  # bytes of the records wholly before the cut
     fragment = data[kept:cut]
     where = f"cut at byte {cut}"
-    result = _call(adapter, "recover", {"session": str(session)})
+    result = _call(adapter, "recover", {"session": str(session)}, timeout)
     if not fragment:
         problems.check(result.get("action") == "none",
                        f"{where}: expected action none, got {result}")
@@ -151,21 +155,22 @@ def _check_cut(
         expected = data[:kept]
     problems.check(file.read_bytes() == expected,
                    f"{where}: the file is not exactly the complete prefix")
-    valid = _call(adapter, "validate", {"session": str(session)})
+    valid = _call(adapter, "validate", {"session": str(session)}, timeout)
     problems.check(valid.get("valid") is True, f"{where}: not valid after recovery: {valid}")
-    again = _call(adapter, "recover", {"session": str(session)})
+    again = _call(adapter, "recover", {"session": str(session)}, timeout)
     problems.check(again.get("action") == "none", f"{where}: recovery not idempotent: {again}")
     extra = kit.user("after", None, "appended after recovery")
-    appended = _call(adapter, "append", {"session": str(session), "records": [extra]})
+    appended = _call(adapter, "append", {"session": str(session), "records": [extra]}, timeout)
     problems.check(appended.get("committed") == ["after"],
                    f"{where}: append after recovery failed: {appended}")
-    shutil.rmtree(case, ignore_errors=True)
+    remove_tree(case)
 
 
 # --- H-102: concurrent writers -----------------------------------------------------------------
 
 
-def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
+def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path, timeout: float
+                        ) -> list[str]:
     session = workdir / "concurrent" / "session"
     session.mkdir(parents=True)
     root = kit.user("root", None, "shared root")
@@ -173,8 +178,20 @@ def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[s
     acknowledged: dict[int, list[str]] = {w: [] for w in range(WRITERS)}
     errors: list[str] = []
     adapters = [factory() for _ in range(WRITERS)]
-    for adapter in adapters:
-        adapter.start(STEP_TIMEOUT)
+    try:
+        for adapter in adapters:
+            adapter.start(timeout)
+        errors += _write_concurrently(adapters, session, acknowledged, timeout)
+    finally:
+        for adapter in adapters:
+            adapter.close()
+    return errors + _check_concurrent_file(session / "session.jsonl", acknowledged)
+
+
+def _write_concurrently(
+    adapters: Sequence[Adapter], session: Path, acknowledged: dict[int, list[str]], timeout: float
+) -> list[str]:
+    errors: list[str] = []
     start = threading.Barrier(WRITERS)
 
     def write(writer: int) -> None:
@@ -187,7 +204,7 @@ def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[s
                 result = _call(adapter, "append", {
                     "session": str(session), "records": [kit.user(entry_id, leaf, f"{writer}/{n}")],
                     "leaf": leaf,
-                })
+                }, timeout)
                 if "error" in result:
                     errors.append(f"writer {writer}, record {n}: {result['error']}")
                     return
@@ -201,9 +218,7 @@ def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path) -> list[s
         thread.start()
     for thread in threads:
         thread.join()
-    for adapter in adapters:
-        adapter.close()
-    return errors + _check_concurrent_file(session / "session.jsonl", acknowledged)
+    return errors
 
 
 def _check_concurrent_file(file: Path, acknowledged: Mapping[int, list[str]]) -> list[str]:
@@ -242,7 +257,7 @@ def _check_concurrent_file(file: Path, acknowledged: Mapping[int, list[str]]) ->
 # --- H-103: cursor walk ------------------------------------------------------------------------
 
 
-def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
+def _cursor_walk(factory: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
     session = workdir / "pages" / "session"
     session.mkdir(parents=True)
     records = [kit.user(f"p{i}", f"p{i - 1}" if i else None, f"page entry {i}") for i in range(23)]
@@ -250,8 +265,8 @@ def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
     expected = [r["id"] for r in records]
     problems = _Problems()
     adapter = factory()
-    adapter.start(STEP_TIMEOUT)
     try:
+        adapter.start(timeout)
         for size in (1, 2, 5, 22, 23, 24, 1000):
             seen: list[str] = []
             cursor: str | None = None
@@ -259,7 +274,7 @@ def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
                 args: dict[str, Any] = {"session": str(session), "pageSize": size}
                 if cursor is not None:
                     args["cursor"] = cursor
-                page = _call(adapter, "read", args)
+                page = _call(adapter, "read", args, timeout)
                 entries = page.get("entries", [])
                 problems.check(len(entries) <= size, f"pageSize {size}: a page is too long")
                 seen.extend(e.get("id") for e in entries)
@@ -275,7 +290,7 @@ def _cursor_walk(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
 # --- running -------------------------------------------------------------------------------------
 
 _CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
-                     Callable[[Callable[[], Adapter], Path], list[str]]], ...] = (
+                     Callable[[Callable[[], Adapter], Path, float], list[str]]], ...] = (
     ("H-101", "recovery at every byte offset of the last three records",
      ("RCV-4", "RCV-5", "RCV-6", "RCV-7", "RCV-12", "RCV-13", "RCV-14"),
      ("read", "append", "recover"), _torn_tails),
@@ -285,7 +300,7 @@ _CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
      ("CTX-24",), ("read", "paged-read"), _cursor_walk),
     ("H-104", "recovery killed at every system call, then run again, finishes the repair",
      ("RCV-6", "RCV-13", "RCV-16", "RCV-18", "RCV-19"), ("read", "recover"),
-     recovery_killed_at_every_step),
+     lambda factory, workdir, _timeout: recovery_killed_at_every_step(factory, workdir)),
 )
 WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)
 
@@ -311,11 +326,12 @@ def run_write_harness(
     workdir: Path,
     capabilities: frozenset[str] | None = None,
     only: Collection[str] | None = None,
+    timeout: float = 10.0,
 ) -> list[HarnessResult]:
     """Run the write harness checks in fresh directories under ``workdir``.
 
     ``capabilities`` (the adapter's hello) decides which checks apply; None runs them all.
-    ``only`` restricts the run to those check ids.
+    ``only`` restricts the run to those check ids; ``timeout`` is the deadline of each step.
     """
     results: list[HarnessResult] = []
     for check_id, title, rules, needs, run in _CHECKS:
@@ -329,12 +345,16 @@ def run_write_harness(
         directory = workdir / check_id
         directory.mkdir(parents=True, exist_ok=True)
         try:
-            problems = run(client_factory, directory)
+            problems = run(client_factory, directory, timeout)
         except CrashCheckUnsupported as exc:
             results.append(HarnessResult(check_id, title, rules, True, (), str(exc)))
             continue
-        except Exception as exc:  # a crashed or hung adapter fails the check, not the run
-            problems = [f"the check could not run: {exc}"]
+        except Exception as exc:  # a crashed or hung adapter: no verdict, and not the run's end
+            why = f"the check could not run: {type(exc).__name__}: {exc}"
+            results.append(HarnessResult(check_id, title, rules, False, (), error=why))
+            continue
+        finally:
+            remove_tree(directory)
         results.append(HarnessResult(check_id, title, rules, not problems, tuple(problems)))
     return results
 
@@ -365,13 +385,27 @@ def write_harness_results(
     checks: Sequence[str],
     expected: Mapping[str, str],
     capabilities: frozenset[str] | None,
+    *,
+    timeout: float = 10.0,
+    gave_up: str | None = None,
 ) -> list[CaseResult]:
-    """Run the selected checks and report each as a case result (kind ``harness``)."""
+    """Run the selected checks and report each as a case result (kind ``harness``).
+
+    ``gave_up``: the run no longer tries the adapter (it failed to start or timed out again
+    and again); each check is then an error at once, with that reason.
+    """
     results = []
     for check in checks:
         began = time.perf_counter()
-        (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check])
-        if verdict.skipped is not None:
+        if gave_up is not None:
+            _id, title, rules, _needs, _run = next(c for c in _CHECKS if c[0] == check)
+            verdict = HarnessResult(check, title, rules, False, error=f"not run: {gave_up}")
+        else:
+            (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check],
+                                           timeout=timeout)
+        if verdict.error is not None:
+            outcome, reason = Outcome.ERROR, verdict.error
+        elif verdict.skipped is not None:
             outcome, reason = Outcome.UNSUPPORTED, verdict.skipped
         elif verdict.passed:
             outcome, reason = Outcome.PASS, None
@@ -386,8 +420,8 @@ def write_harness_results(
             level="MUST",
             outcome=outcome,
             duration_ms=(time.perf_counter() - began) * 1000,
-            reason=reason,
-            mismatches=verdict.problems,
+            reason=None if reason is None else excerpt(reason),
+            mismatches=excerpts(verdict.problems),
         )
         results.append(result.with_expectation(expected.get(verdict.id)))
     return results

@@ -152,6 +152,9 @@ class RunRecord:
     duration_ms: float
     results: tuple[CaseResult, ...] = field(default_factory=tuple)
     profile: str = "v1"  # the format profile whose cases were run
+    # Why the run stopped early (the adapter was given up on, the runner failed, an
+    # interruption); a run that stopped early never passes.
+    aborted: str | None = None
 
     def totals(self) -> dict[str, int]:
         counts = {str(o): 0 for o in Outcome}
@@ -168,7 +171,8 @@ class RunRecord:
 
     @property
     def passed(self) -> bool:
-        return self.tested and not any(r.outcome in FAILING for r in self.results)
+        return (self.tested and self.aborted is None
+                and not any(r.outcome in FAILING for r in self.results))
 
 
 class ExpectedFailuresError(Exception):

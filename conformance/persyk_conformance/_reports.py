@@ -91,6 +91,7 @@ def report_json(record: RunRecord) -> dict[str, Any]:
             "tested": record.tested,
             "finished_at": record.finished_at,
             "duration_ms": round(record.duration_ms, 3),
+            **({"aborted": record.aborted} if record.aborted is not None else {}),
         },
     }
 

@@ -1,11 +1,16 @@
 """Run cases against an adapter: one fresh workspace per case, one verdict per case.
 
-A crash or a hang costs one case, never the run: the adapter is killed (its whole process
-group) and started again for the next case. Checks made on every case, whatever it expects:
+A crash or a hang costs one case, never the run: the adapter is killed (every process it
+started) and started again for the next case. An adapter that fails to start three times in a
+row, or times out in three cases in a row, is given up on: the remaining cases are ``error``
+at once, with that reason (``Runner.gave_up``). A fault of the runner itself inside a case
+(say, a tree it refuses to look at) costs that case, not the run. Checks made on every case,
+whatever it expects:
 
 * read-only operations (validate, context, info, read) leave the workspace byte-identical (CTX-19);
-* nothing appears in the adapter's HOME, TMPDIR or beside the workspace;
-* for harness cases, no planted canary appears in a diagnostic or on stderr (DIAG-1).
+* nothing appears or changes anywhere in the sandbox outside the workspace;
+* no planted canary appears in a diagnostic or on stderr (DIAG-1), stderr being scanned as
+  it arrives.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
 from ._capture_harness import prepare_workspace, resolve_results
 from ._cases import Case, Step
+from ._excerpt import excerpt, excerpts
 from ._explain import case_folder, expectation_lines
 from ._match import match
 from ._outcomes import CaseResult, Outcome
@@ -39,6 +45,8 @@ from ._protocol import (
 from ._workspace import (
     Sandbox,
     Snapshot,
+    SnapshotLimits,
+    SnapshotTooLarge,
     absolutize,
     check_files,
     copy_traversable,
@@ -48,11 +56,14 @@ from ._workspace import (
 
 __all__ = ["Planned", "RunOptions", "Runner"]
 
-# After this many failed starts in a row the adapter is not tried again: the remaining cases
-# are reported as errors instead of each paying for another failed start.
+# After this many failed starts in a row, or this many cases in a row that timed out, the
+# adapter is not tried again: the remaining cases are reported as errors at once instead of
+# each paying for another failed start or another deadline.
 MAX_START_FAILURES = 3
-# The stderr read per case for the canary check; the report keeps only a tail of it.
-STDERR_SCAN_LIMIT = 1 << 20
+MAX_CONSECUTIVE_TIMEOUTS = 3
+# The least time a snapshot of a workspace or of the sandbox may take (more with a longer
+# --timeout); past it the case fails (SnapshotTooLarge).
+SNAPSHOT_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +114,17 @@ def _files(node: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     timeout: float = 10.0
-    startup_timeout: float = 20.0
+    startup_timeout: float | None = None  # None: the same as ``timeout``
     stderr_tail: int = 8192
+    limits: SnapshotLimits | None = None  # None: the defaults; time bound at least ``timeout``
+
+    @property
+    def start_deadline(self) -> float:
+        return self.timeout if self.startup_timeout is None else self.startup_timeout
+
+    @property
+    def snapshot_limits(self) -> SnapshotLimits:
+        return self.limits or SnapshotLimits(seconds=max(self.timeout, SNAPSHOT_SECONDS))
 
 
 @dataclass(slots=True)
@@ -116,6 +136,7 @@ class _Verdict:
     step: int | None = None
     op: str | None = None
     mismatches: list[str] = field(default_factory=list)
+    current: tuple[int | None, str | None] = (None, None)  # the step being run
 
     def set(
         self, outcome: Outcome, reason: str, step: int | None = None, op: str | None = None
@@ -143,10 +164,15 @@ class Runner:
         self.options = options or RunOptions()
         self._started = False
         self._start_failures = 0
+        self._timeouts = 0
+        # Why the adapter is no longer tried (None while it is).
+        self.gave_up: str | None = None
+        # Every result so far, so that a run that fails half-way still reports what it has.
+        self.results: list[CaseResult] = []
 
     def start(self) -> None:
         """Start the adapter now (otherwise the first case does), raising on failure."""
-        self.adapter.start(self.options.startup_timeout)
+        self.adapter.start(self.options.start_deadline)
         self._started = True
 
     def run(
@@ -160,6 +186,7 @@ class Runner:
         for index, planned in enumerate(plan, start=1):
             result = self.run_case(planned).with_expectation(expected.get(planned.case.id))
             results.append(result)
+            self.results.append(result)
             if progress is not None:
                 progress(index, len(plan), result)
         return results
@@ -172,13 +199,16 @@ class Runner:
         began = time.perf_counter()
         verdict = _Verdict()
         stderr = ""
-        if self._start_failures >= MAX_START_FAILURES:
-            verdict.set(
-                Outcome.ERROR,
-                f"not run: the adapter failed to start {MAX_START_FAILURES} times in a row",
-            )
+        if self.gave_up is not None:
+            verdict.set(Outcome.ERROR, f"not run: {self.gave_up}")
         elif self._ensure_started(verdict):
-            stderr = self._run_started(planned, verdict)
+            try:
+                stderr = self._run_started(planned, verdict)
+            except Exception as exc:  # the runner's own fault costs this case, not the run
+                verdict.set(Outcome.ERROR, f"the runner failed on this case: "
+                                           f"{type(exc).__name__}: {excerpt(str(exc), 300)}")
+                self._kill()
+            self._count_timeouts(case.id, verdict.outcome)
         return CaseResult(
             id=case.id,
             title=case.title,
@@ -187,35 +217,44 @@ class Runner:
             requires=tuple(case.requires),
             outcome=verdict.outcome,
             duration_ms=(time.perf_counter() - began) * 1000,
-            reason=verdict.reason,
+            reason=None if verdict.reason is None else excerpt(verdict.reason),
             step=verdict.step,
             op=verdict.op,
-            mismatches=tuple(verdict.mismatches),
+            mismatches=excerpts(verdict.mismatches),
             stderr=stderr,
             level=case.level,
             folder=case_folder(case),
             expected=_expected(case, verdict),
         )
 
+    def _count_timeouts(self, case_id: str, outcome: Outcome) -> None:
+        if outcome is Outcome.TIMEOUT:
+            self._timeouts += 1
+            if self._timeouts >= MAX_CONSECUTIVE_TIMEOUTS:
+                self.gave_up = (f"the adapter timed out in {self._timeouts} cases in a row "
+                                f"(the last: {case_id})")
+        elif outcome not in (Outcome.UNSUPPORTED, Outcome.SKIP):
+            self._timeouts = 0
+
     def _ensure_started(self, verdict: _Verdict) -> bool:
         if self._started and self.adapter.alive:
             return True
-        mark = self.adapter.stderr_mark()
+        self.adapter.stderr_begin({})
         try:
-            self.adapter.start(self.options.startup_timeout)
-        except AdapterCrashed as exc:
-            verdict.set(Outcome.CRASH, f"at start: {exc}")
-        except AdapterTimedOut as exc:
-            verdict.set(Outcome.TIMEOUT, f"at start: {exc}")
-        except (ProtocolViolation, StrictModeViolation) as exc:
-            verdict.set(Outcome.ERROR, f"at start: {exc}")
+            self.adapter.start(self.options.start_deadline)
+        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
+            # An adapter that never started gave no verdict on any case: error, whatever broke.
+            verdict.set(Outcome.ERROR, f"the adapter did not start: {exc}")
         else:
             self._started = True
             self._start_failures = 0
             return True
         self._start_failures += 1
+        if self._start_failures >= MAX_START_FAILURES:
+            self.gave_up = (f"the adapter failed to start {self._start_failures} times in a row "
+                            f"(the last time: {excerpt(verdict.reason or '', 300)})")
         self._kill()
-        tail = self._stderr(mark)
+        tail = self.adapter.stderr_end().tail
         if tail:
             verdict.mismatches.append(f"adapter stderr: {tail[-400:]}")
         return False
@@ -241,39 +280,28 @@ class Runner:
             verdict.set(Outcome.SKIP, f"operation {', '.join(unknown_ops)} is not in protocol 1")
             return ""
         workspace = self.sandbox.new_workspace(case.id)
-        mark = self.adapter.stderr_mark()
-        outside_before = self.sandbox.outside_state()
+        # stderr is scanned for the canaries as it arrives, all of it (noise cannot push a leak
+        # out of sight, and the adapter has no file it could rewrite).
+        self.adapter.stderr_begin(planned.canaries)
         try:
+            outside_before = self.sandbox.outside_state(workspace, self.options.snapshot_limits)
             _materialize(case, workspace)
             self._run_steps(planned, workspace, verdict)
             self._check_outside(workspace, outside_before, verdict)
+        except SnapshotTooLarge as exc:
+            self._kill()  # whatever it is still doing there, it stops now
+            verdict.set(Outcome.FAIL, f"the adapter left a tree past the runner's bounds: {exc}",
+                        *verdict.current)
         finally:
-            leaked, tail = self._scan_stderr(mark, planned.canaries)
+            self.adapter.end_case()  # escaped processes die before the sandbox is looked at
+            seen = self.adapter.stderr_end()
             self.sandbox.reset_outside()
-        if leaked:
+        if seen.leaked:
             verdict.add_failure(
                 "a planted canary appeared in the adapter's stderr",
-                [f"stderr contains the canary planted in {where}" for where in leaked],
+                [f"stderr contains the canary planted in {where}" for where in seen.leaked],
             )
-        return tail
-
-    def _scan_stderr(self, mark: int, canaries: Mapping[str, str]) -> tuple[list[str], str]:
-        """Every canary found in the stderr written since ``mark`` (all of it, read in chunks,
-        so noise cannot push a leak out of sight), and the true tail of that stderr."""
-        overlap = max((len(token.encode()) for token in canaries), default=1) - 1
-        leaked: dict[str, None] = {}
-        offset, carry = mark, b""
-        end = self.adapter.stderr_mark()  # a background writer must not keep this loop going
-        while offset < end and (
-            chunk := self.adapter.stderr_since(offset, min(STDERR_SCAN_LIMIT, end - offset))
-        ):
-            offset += len(chunk)
-            window = carry + chunk
-            text = window.decode("utf-8", "replace")
-            leaked.update(dict.fromkeys(_leaks(canaries, text)))
-            carry = window[-max(overlap, self.options.stderr_tail * 4) :]
-        tail = carry.decode("utf-8", "replace")[-self.options.stderr_tail :]
-        return list(leaked), tail
+        return seen.tail[-self.options.stderr_tail :]
 
     def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
         case = planned.case
@@ -284,13 +312,14 @@ class Runner:
             args = absolutize(resolve_results(step.args, results), workspace,
                               self.profile.path_args)
             conditions = step.harness or {}
+            verdict.current = (number, step.op)  # where a bound is passed, if one is
             performed = self._perform(planned, step, args, workspace, verdict, number)
             if performed is None:
                 return
             reply, before = performed
             results.append(reply.value)
             problems = self._check_step(planned, step.op, step.expect, reply.value)
-            after = snapshot(workspace)
+            after = snapshot(workspace, self.options.snapshot_limits)
             if step.op in PERSISTING_SANITIZED_OPS and planned.canaries:
                 problems += _leaked_into_files(workspace, planned.canaries)
             if step.op in self.profile.read_only_ops:
@@ -317,7 +346,7 @@ class Runner:
         try:
             prepare_workspace(workspace, conditions.get("prepare", ()))
             with held_lock(workspace, conditions.get("holdLock")):
-                before = snapshot(workspace)
+                before = snapshot(workspace, self.options.snapshot_limits)
                 limit = conditions.get("fileSizeLimit")
                 if limit is None:
                     reply = self.adapter.run(step.op, args, self.options.timeout)
@@ -379,14 +408,10 @@ class Runner:
         return problems
 
     def _check_outside(self, workspace: Path, before: dict[str, str], verdict: _Verdict) -> None:
-        changes = diff_snapshots(before, self.sandbox.outside_state())
-        changes += [f"created cases/{name} beside the workspace" for name in
-                    self.sandbox.strays_beside(workspace)]
+        after = self.sandbox.outside_state(workspace, self.options.snapshot_limits)
+        changes = diff_snapshots(before, after)
         if changes:
             verdict.add_failure("the adapter wrote outside the case's workspace", changes)
-
-    def _stderr(self, mark: int) -> str:
-        return self._scan_stderr(mark, {})[1]
 
     def _kill(self) -> None:
         # After a crash, a hang or a broken conversation there is nothing to say: kill the group.

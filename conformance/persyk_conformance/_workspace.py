@@ -8,18 +8,25 @@ Layout of one run's sandbox (a fresh temporary directory)::
     <sandbox>/runner/        the runner's own files (adapter stderr log, harness cases)
 
 An adapter must write only inside the workspace of the current case, and only in write steps.
-The runner sees writes into home/, tmp/ and cases/ (beside the workspace); it cannot see writes
-elsewhere on the machine.
+The runner sees every write anywhere in the sandbox outside the workspace (home/, tmp/, beside
+the workspace, the sandbox root through ``../..``, runner/); where the kernel has Landlock, the
+adapter cannot write anywhere else at all (``_processes``); elsewhere, writes beyond the sandbox
+are not seen (docs/implementers.md says what is checked where).
+
+Snapshots are bounded (SnapshotLimits: depth, entries, bytes hashed, time): a workspace an
+adapter blew up (thousands of nested directories, a sparse file of a tebibyte) costs its case
+(SnapshotTooLarge), never the run. Removal is iterative and never follows a link.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
-import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
@@ -33,6 +40,8 @@ from ._record_lines import record_file_problems
 __all__ = [
     "Sandbox",
     "Snapshot",
+    "SnapshotLimits",
+    "SnapshotTooLarge",
     "absolutize",
     "check_files",
     "copy_traversable",
@@ -42,6 +51,27 @@ __all__ = [
 
 # path (relative, '/'-separated) -> "dir" | "file:<sha256>" | "link:<target>"
 Snapshot = dict[str, str]
+
+# The largest workspace file a records check reads (the suite's own are a few MiB at most).
+MAX_COMPARED_BYTES = 64 << 20
+# The sandbox's own top-level entries; anything else there was written by an adapter.
+_SANDBOX_DIRS = ("home", "tmp", "cases", "runner")
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotLimits:
+    """How much of a tree the runner looks at before calling it the case's failure.
+
+    The suite's own workspaces are far inside these (at most 8 levels, a few MiB)."""
+
+    depth: int = 32
+    entries: int = 20_000
+    bytes: int = 256 << 20
+    seconds: float = 10.0
+
+
+class SnapshotTooLarge(Exception):
+    """A tree passed a SnapshotLimits bound; the message says which and where."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,28 +112,30 @@ class Sandbox:
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         return env
 
-    def outside_state(self) -> Snapshot:
-        """Everything an adapter could have written outside the workspace that we can see."""
-        state: Snapshot = {}
-        for name in ("home", "tmp"):
-            state.update({f"{name}/{k}": v for k, v in snapshot(self.root / name).items()})
-        return state
+    def outside_state(self, workspace: Path, limits: SnapshotLimits | None = None) -> Snapshot:
+        """Everything in the sandbox but the workspace: home/, tmp/, cases/, the sandbox root
+        itself (``../..`` from the workspace) and runner/. Raises SnapshotTooLarge."""
+        skip = workspace.relative_to(self.root).as_posix()
+        return snapshot(self.root, limits, skip=skip)
 
     def new_workspace(self, case_id: str) -> Path:
         workspace = self.cases / case_id
-        if workspace.exists():
+        if workspace.exists() or workspace.is_symlink():
             remove_tree(workspace)
         workspace.mkdir()
         return workspace
 
-    def strays_beside(self, workspace: Path) -> list[str]:
-        """Entries in cases/ other than the workspace: writes beside it."""
-        return sorted(p.name for p in self.cases.iterdir() if p != workspace)
-
     def reset_outside(self) -> None:
-        """Empty home/, tmp/ and cases/ so that one adapter's stray write costs one case only."""
+        """Empty home/, tmp/ and cases/, and remove what an adapter put beside them, so that
+        one adapter's stray write costs one case only."""
         for sub in (self.home, self.tmp, self.cases):
+            if not sub.is_dir() or sub.is_symlink():
+                remove_tree(sub)
+                sub.mkdir()
             for child in sub.iterdir():
+                remove_tree(child)
+        for child in self.root.iterdir():
+            if child.name not in _SANDBOX_DIRS:
                 remove_tree(child)
 
     def remove(self) -> None:
@@ -111,15 +143,56 @@ class Sandbox:
 
 
 def remove_tree(path: Path) -> None:
-    if not path.is_dir() or path.is_symlink():  # a file, a link, a FIFO, a socket...
+    """Remove ``path`` and all under it, however deep, never following a link.
+
+    Iterative and flat: each directory found is first moved up to the top of the tree, so
+    no path grows long, no recursion happens and two descriptors suffice whatever the depth.
+    Read-only directories are made writable first (the sandbox is ours to clean).
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-    else:
-        # A case may leave read-only directories behind; the sandbox is ours to clean.
-        for dirpath, _dirnames, _filenames in os.walk(path):
-            with contextlib.suppress(OSError):
-                os.chmod(dirpath, stat.S_IRWXU)
-        shutil.rmtree(path, ignore_errors=True)
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IRWXU)
+    top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    names = (f".persyk-rm-{n}" for n in itertools.count())
+    pending: list[str | None] = [None]  # None: the top itself
+    try:
+        while pending:
+            name = pending.pop()
+            try:
+                if name is not None:
+                    os.chmod(name, stat.S_IRWXU, dir_fd=top)
+                fd = top if name is None else os.open(
+                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                with os.scandir(fd) as listing:
+                    entries = list(listing)
+                for entry in entries:
+                    with contextlib.suppress(OSError):
+                        if entry.is_dir(follow_symlinks=False):
+                            flat = next(names)
+                            os.rename(entry.name, flat, src_dir_fd=fd, dst_dir_fd=top)
+                            pending.append(flat)
+                        else:
+                            os.unlink(entry.name, dir_fd=fd)
+            finally:
+                if fd != top:
+                    os.close(fd)
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.rmdir(name, dir_fd=top)
+    finally:
+        os.close(top)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def copy_traversable(source: Traversable, target: Path) -> None:
@@ -136,17 +209,69 @@ def copy_traversable(source: Traversable, target: Path) -> None:
             (target / child.name).write_bytes(child.read_bytes())
 
 
-def snapshot(root: Path) -> Snapshot:
-    """Every directory, file (by content hash) and symlink under ``root``."""
+def snapshot(
+    root: Path, limits: SnapshotLimits | None = None, *, skip: str | None = None
+) -> Snapshot:
+    """Every directory, file (by content hash) and symlink under ``root``, except the subtree
+    ``skip`` (a relative path). Iterative, never follows a link, and bounded: raises
+    SnapshotTooLarge past any of ``limits``."""
+    bounds = limits or SnapshotLimits()
+    budget = _Budget(bounds)
     state: Snapshot = {}
-    if not root.is_dir():
+    if not root.is_dir() or root.is_symlink():
         return state
-    for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath)
-        for name in dirnames + filenames:
-            path = base / name
-            state[path.relative_to(root).as_posix()] = snapshot_file(path) or "vanished"
+    stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+    while stack:
+        directory, prefix, depth = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            state[prefix or "."] = f"unreadable:{exc.errno}"
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if rel == skip:
+                continue
+            budget.entry(rel)
+            path = Path(entry.path)
+            state[rel] = snapshot_file(path, budget) or "vanished"
+            if state[rel] == "dir":
+                if depth + 1 >= bounds.depth:
+                    raise SnapshotTooLarge(
+                        f"more than {bounds.depth} levels of directories ({_short(rel)})")
+                stack.append((path, rel + "/", depth + 1))
     return state
+
+
+class _Budget:
+    def __init__(self, limits: SnapshotLimits) -> None:
+        self.limits = limits
+        self.entries = 0
+        self.bytes = 0
+        self.deadline = time.monotonic() + limits.seconds
+
+    def entry(self, rel: str) -> None:
+        self.entries += 1
+        if self.entries > self.limits.entries:
+            raise SnapshotTooLarge(f"more than {self.limits.entries} entries ({_short(rel)})")
+        self.time(rel)
+
+    def add_bytes(self, size: int, path: Path) -> None:
+        self.bytes += size
+        if self.bytes > self.limits.bytes:
+            raise SnapshotTooLarge(
+                f"more than {self.limits.bytes} bytes of files ({_short(path.name)}: "
+                f"{size} bytes)")
+
+    def time(self, rel: str) -> None:
+        if time.monotonic() > self.deadline:
+            raise SnapshotTooLarge(
+                f"looking at the tree took more than {self.limits.seconds:g} s ({_short(rel)})")
+
+
+def _short(rel: str, limit: int = 120) -> str:
+    return rel if len(rel) <= limit else "..." + rel[-limit:]
 
 
 def diff_snapshots(before: Snapshot, after: Snapshot) -> list[str]:
@@ -229,6 +354,9 @@ def _equals(c: _FileCheck) -> list[str]:
     expected = c.beside("equals")
     if not c.path.is_file():
         return [f"{c.rel}: expected equal to {c.check['equals']}, but it is absent"]
+    if (size := c.path.stat().st_size) != len(expected):  # never read a huge file
+        return [f"{c.rel}: expected equal to {c.check['equals']} ({len(expected)} bytes), "
+                f"got {size} bytes"]
     actual = c.path.read_bytes()
     if actual == expected:
         return []
@@ -252,7 +380,8 @@ def _contains_file(c: _FileCheck) -> list[str]:
     # RCV-6: the preserved fragment's name is the implementation's; its bytes are not.
     wanted = c.beside("containsFile")
     held = [child for child in c.path.iterdir() if child.is_file()] if c.path.is_dir() else []
-    if any(child.read_bytes() == wanted for child in held):
+    if any(child.stat().st_size == len(wanted) and child.read_bytes() == wanted
+           for child in held):
         return []
     return [f"{c.rel}: expected a file equal to {c.check['containsFile']} "
             f"({len(wanted)} bytes) in it; found {len(held)} other file(s)"]
@@ -261,6 +390,9 @@ def _contains_file(c: _FileCheck) -> list[str]:
 def _equals_records(c: _FileCheck) -> list[str]:
     if not c.path.is_file():
         return [f"{c.rel}: expected records, but the file is absent"]
+    if (size := c.path.stat().st_size) > MAX_COMPARED_BYTES:
+        return [f"{c.rel}: expected records, but the file has {size} bytes "
+                f"(the runner compares at most {MAX_COMPARED_BYTES})"]
     tree_file = c.case_directory / "tree"
     for part in c.rel.split("/"):
         tree_file = tree_file / part
@@ -288,12 +420,12 @@ def _read_head(path: Path, size: int) -> bytes:
         return handle.read(size)
 
 
-def snapshot_file(path: Path) -> str | None:
+def snapshot_file(path: Path, budget: _Budget | None = None) -> str | None:
     """The state of one path (None: absent), without following a symlink.
 
     Only regular files are opened, and with O_NONBLOCK, and hashed in chunks: an adapter that
     leaves a FIFO, a socket or a huge file behind must cost its case, never hang the runner or
-    fill its memory.
+    fill its memory (``budget`` bounds the bytes and the time; SnapshotTooLarge past them).
     """
     try:
         info = os.lstat(path)
@@ -310,11 +442,19 @@ def snapshot_file(path: Path) -> str | None:
         return "dir"
     if not stat.S_ISREG(info.st_mode):
         return f"special:{stat.S_IFMT(info.st_mode):o}"
+    if budget is None:
+        budget = _Budget(SnapshotLimits())
+    budget.add_bytes(info.st_size, path)
     digest = hashlib.sha256()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as f:
+            read = 0
             while chunk := f.read(1 << 20):
+                read += len(chunk)
+                if read > info.st_size:  # it grows while we read: count the bytes too
+                    budget.add_bytes(len(chunk), path)
+                budget.time(path.name)
                 digest.update(chunk)
     except OSError as exc:  # unreadable, or swapped for something else: still a difference
         return f"unreadable:{exc.errno}"

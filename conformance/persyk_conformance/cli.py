@@ -7,7 +7,6 @@ Exit status of ``run``: 0 when no case is fail, error, crash, timeout or xpass; 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import platform
@@ -130,9 +129,7 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     return selected
 
 
-def _adapter(
-    config: RunConfig, sandbox: Sandbox, stderr_name: str = "adapter.stderr"
-) -> tuple[Adapter, tuple[str, ...] | None, str]:
+def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, ...] | None, str]:
     if config.in_process:
         if config.impl is not None:
             raise UsageProblem("--in-process runs the built-in reference; it excludes --impl")
@@ -143,9 +140,9 @@ def _adapter(
     adapter = SubprocessAdapter(
         argv,
         env=sandbox.adapter_env(os.environ),
-        stderr_path=sandbox.runner / stderr_name,
         strict=config.strict,
         profile=config.profile,
+        confine_to=sandbox.root,
     )
     return adapter, argv, "subprocess"
 
@@ -153,7 +150,11 @@ def _adapter(
 def execute(
     config: RunConfig, progress_stream: TextIO | None = None
 ) -> RunRecord:
-    """Run the selected cases and return the record. Raises UsageProblem."""
+    """Run the selected cases and return the record. Raises UsageProblem.
+
+    A run that fails half-way (a fault of the runner, an interruption) still returns a record
+    of what it has, with ``aborted`` saying why; the sandbox is removed in every case.
+    """
     sandbox = Sandbox.create()
     try:
         plan = plan_cases(sandbox, config)
@@ -169,16 +170,13 @@ def execute(
         progress = _progress(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
+        results: list[CaseResult] = []
         try:
-            results = runner.run(plan.cases, expected, progress)
-        finally:
-            runner.close()
-        try:
-            results += _run_write_harness(config, sandbox, adapter, expected, plan, progress)
-            results += _run_dsh_harness(config, sandbox, expected, plan)
-        finally:
-            if progress is not None:
-                progress.clear()
+            aborted = _run_all(config, sandbox, runner, expected, plan, progress, results)
+        except KeyboardInterrupt:
+            aborted = "interrupted"
+        except Exception as exc:  # a fault of the runner: report what the run has
+            aborted = f"the runner failed: {type(exc).__name__}: {exc}"
         try:
             hello = adapter.hello
             implementation: dict[str, str] | None = hello.implementation.to_json()
@@ -198,9 +196,31 @@ def execute(
             duration_ms=(time.perf_counter() - began) * 1000,
             results=tuple(results),
             profile=config.profile,
+            aborted=aborted,
         )
     finally:
         sandbox.remove()
+
+
+def _run_all(
+    config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
+    progress: _ProgressLine | None, results: list[CaseResult],
+) -> str | None:
+    """The cases, then the write harness, each result into ``results`` as it comes (so that a
+    run that fails half-way still has them); returns why the run stopped early, if it did."""
+    try:
+        runner.run(plan.cases, expected, progress)
+    finally:
+        results += runner.results
+        runner.close()
+    try:
+        results += _run_write_harness(config, sandbox, runner.adapter, expected, plan, progress,
+                                      runner.gave_up)
+        results += _run_dsh_harness(config, sandbox, expected, plan, runner.gave_up)
+    finally:
+        if progress is not None:
+            progress.clear()
+    return None if runner.gave_up is None else f"gave up on the adapter: {runner.gave_up}"
 
 
 def _run_write_harness(
@@ -210,25 +230,26 @@ def _run_write_harness(
     expected: dict[str, str],
     plan: Plan,
     progress: _ProgressLine | None,
+    gave_up: str | None = None,
 ) -> list[CaseResult]:
     """Torn tails at every byte, concurrent writers, cursor walks: each needs its own adapters.
     One check at a time, so that the progress line names the check that is running."""
     if not plan.write_checks:
         return []
-    made = 0
 
     def fresh_adapter() -> Adapter:
-        nonlocal made
-        made += 1
-        return _adapter(config, sandbox, f"write-harness-{made}.stderr")[0]
+        return _adapter(config, sandbox)[0]
 
-    capabilities = known_capabilities(adapter, fresh_adapter, config.timeout)
+    capabilities = (
+        None if gave_up is not None else known_capabilities(adapter, fresh_adapter, config.timeout)
+    )
     results: list[CaseResult] = []
     for number, check in enumerate(plan.write_checks, start=len(plan.cases) + 1):
         if progress is not None:
             progress.running(number, check.id, check.title)
         (result,) = write_harness_results(
-            fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities
+            fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
+            timeout=config.timeout, gave_up=gave_up,
         )
         results.append(result)
         if progress is not None:
@@ -237,13 +258,13 @@ def _run_write_harness(
 
 
 def _run_dsh_harness(
-    config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan
+    config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan,
+    gave_up: str | None = None,
 ) -> list[CaseResult]:
     """The dsh-v0 harness checks (DH-101 torn logs, DH-102 racing first appends)."""
-    made = itertools.count(1)
     return dsh_harness_results(
-        lambda: _adapter(config, sandbox, f"dsh-harness-{next(made)}.stderr")[0],
-        sandbox.runner / "dsh-harness", plan.dsh_checks, expected) if plan.dsh_checks else []
+        lambda: _adapter(config, sandbox)[0], sandbox.runner / "dsh-harness", plan.dsh_checks,
+        expected, timeout=config.timeout, gave_up=gave_up) if plan.dsh_checks else []
 
 
 def _progress(stream: TextIO | None, total: int) -> _ProgressLine | None:
@@ -311,6 +332,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     progress = sys.stderr if sys.stderr.isatty() and not args.quiet else None
     record = execute(config, progress)
+    if record.aborted is not None:
+        print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
     if args.report is not None:
         args.report.write_text(dumps_report(record), "utf-8")
     if args.junit is not None:

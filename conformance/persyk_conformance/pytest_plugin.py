@@ -66,7 +66,7 @@ class _Session:
         self.adapter = SubprocessAdapter(
             self.argv,
             env=self.sandbox.adapter_env(os.environ),
-            stderr_path=self.sandbox.runner / "adapter.stderr",
+            confine_to=self.sandbox.root,
         )
         self._made = 0
         self.runner = Runner(
@@ -92,14 +92,16 @@ class _Session:
         return SubprocessAdapter(
             self.argv,
             env=self.sandbox.adapter_env(os.environ),
-            stderr_path=self.sandbox.runner / f"write-harness-{self._made}.stderr",
+            confine_to=self.sandbox.root,
         )
 
     def run_write_check(self, check: str) -> CaseResult:
-        capabilities = known_capabilities(self.adapter, self.fresh_adapter, self.timeout)
+        gave_up = self.runner.gave_up
+        capabilities = (None if gave_up is not None
+                        else known_capabilities(self.adapter, self.fresh_adapter, self.timeout))
         (result,) = write_harness_results(
             self.fresh_adapter, self.sandbox.runner / "write-harness", [check], self.expected,
-            capabilities,
+            capabilities, timeout=self.timeout, gave_up=gave_up,
         )
         return result
 

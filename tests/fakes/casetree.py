@@ -92,8 +92,10 @@ def fake(name: str, *flags: str) -> str:
 FAKE_TIMEOUT = 0.5
 
 
-def run(tree: Path, impl: str, *only: str, harness: bool = False) -> RunRecord:
+def run(
+    tree: Path, impl: str, *only: str, harness: bool = False, timeout: float = FAKE_TIMEOUT
+) -> RunRecord:
     """``persyk-conformance run`` over ``tree`` against ``impl``."""
     return execute(
-        RunConfig(impl=impl, only=only, timeout=FAKE_TIMEOUT, fixtures=tree, harness=harness)
+        RunConfig(impl=impl, only=only, timeout=timeout, fixtures=tree, harness=harness)
     )

@@ -1,4 +1,5 @@
-"""Shakes hands, then never answers a run request."""
+"""Shakes hands, then never answers a run request (with --writes it declares the write
+capabilities too, so that the write harness would try it)."""
 
 import sys
 import time
@@ -10,4 +11,5 @@ def answer(request):
     time.sleep(3600)
 
 
-sys.exit(serve(answer))
+WRITES = ("read", "append", "recover", "paged-read")
+sys.exit(serve(answer, capabilities=WRITES if "--writes" in sys.argv else ("read",)))

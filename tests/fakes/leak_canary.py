@@ -1,9 +1,12 @@
 """Quotes the session's bytes in its diagnostics (a DIAG-1 breach); with --stderr, logs them
-(with --noise, after 2 MiB of harmless stderr output, so the leak is not in the first MiB).
+(with --noise, after 2 MiB of harmless stderr output, so the leak is not in the first MiB;
+with --truncate, then tries to erase its stderr by truncating it, as if it were a file).
 With --writes it also refuses append and recover, quoting the session and the request's
 arguments (DIAG-9, DIAG-10)."""
 
+import contextlib
 import json
+import os
 import sys
 
 from _fake import only_validate, serve, session_file
@@ -19,6 +22,10 @@ def validate(args):
             sys.stderr.write(("noise " * 1000 + "\n") * 350)
         sys.stderr.write(f"debug: read {text}\n")
         sys.stderr.flush()
+        if "--truncate" in sys.argv:
+            # A pipe cannot be truncated: what was written is the runner's already.
+            with contextlib.suppress(OSError):
+                os.ftruncate(2, 0)
         message = "RECORD_JSON_SYNTAX: bad record"
     else:
         message = f"RECORD_JSON_SYNTAX: bad record {text[-300:]}"

@@ -1,8 +1,8 @@
 """Says valid, but first forks a background child (same process group) that keeps writing
 beside the workspace after the reply and outlives the adapter's own exit on stop.
 
-With a path argument the child holds ``flock(LOCK_EX)`` on that file for as long as it lives,
-so a test can tell whether the runner killed it.
+With a path argument (an existing file) the child holds ``flock(LOCK_EX)`` on that file for as
+long as it lives, so a test can tell whether the runner killed it.
 """
 
 import contextlib
@@ -24,7 +24,7 @@ def validate(args):
         os.close(ready_read)
         os.close(1)  # never keep the runner's stdout pipe open
         if LOCK is not None:
-            lock = os.open(LOCK, os.O_RDWR | os.O_CREAT)
+            lock = os.open(LOCK, os.O_RDONLY)  # flock needs no write access
             fcntl.flock(lock, fcntl.LOCK_EX)
         os.write(ready_write, b"x")
         os.close(ready_write)

@@ -1,0 +1,263 @@
+"""The runner holds against hostile adapters (issue 19, the runner; issue 10 point 2).
+
+Every test runs under ``no_leftovers``: a mark in the environment every adapter inherits, and a
+temporary directory of its own; afterwards no process carrying the mark may be alive and no
+sandbox may be left. Adapter starts are counted (``starts``) rather than timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes.casetree import FAKE_TIMEOUT, fake, run, write_cases
+from persyk_conformance import _adapters, _runner
+from persyk_conformance._outcomes import Outcome, RunRecord
+from persyk_conformance._processes import confinement_available
+from persyk_conformance._reports import dumps_report
+from persyk_conformance.cli import main
+
+MARK = "PERSYK_TEST_LEFTOVER_MARK"
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_cases(tmp_path_factory.mktemp("cases"))
+
+
+def _marked(token: str) -> list[int]:
+    needle = f"{MARK}={token}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    if needle in f.read().split(b"\0"):
+                        found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """No process of the run survives it, and its sandbox is gone."""
+    token = secrets.token_hex(8)
+    monkeypatch.setenv(MARK, token)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setenv("TMPDIR", str(temp))  # for a runner started as a subprocess
+    yield temp
+    survivors = _marked(token)
+    for pid in survivors:  # never leave them to the next test
+        os.kill(pid, 9)
+    assert survivors == [], "processes of the run outlived it"
+    assert sorted(p.name for p in temp.iterdir()) == [], "the run left its sandbox behind"
+
+
+@pytest.fixture
+def starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every adapter process the runner starts, counted where it starts them."""
+    started: list[str] = []
+    spawn = _adapters.SubprocessAdapter._spawn
+
+    def counting(self: _adapters.SubprocessAdapter) -> None:
+        started.append(" ".join(self._argv))
+        spawn(self)
+
+    monkeypatch.setattr(_adapters.SubprocessAdapter, "_spawn", counting)
+    return started
+
+
+def outcomes(record: RunRecord) -> dict[str, str]:
+    return {r.id: str(r.outcome) for r in record.results}
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``persyk-conformance run`` in a process of its own: if it ever hangs again, the test
+    fails instead of hanging with it."""
+    return subprocess.run([sys.executable, "-m", "persyk_conformance.cli", "run", *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+# --- 10.2 / 19.9: an adapter that cannot be run is given up on -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("impl", "why"),
+    [
+        ("sleep 600", "no answer within"),
+        ("cat", "the hello reply does not match"),
+        ("false", "exited with status 1"),
+        ("echo one line", "one line'|exited with status 0"),
+    ],
+    ids=["never-answers", "echoes", "exits", "prints-one-line"],
+)
+def test_adapter_that_cannot_start_is_tried_three_times_then_every_case_is_an_error(
+    tree: Path, impl: str, why: str, starts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["run", "--fixtures", str(tree), "--impl", impl,
+                   "--timeout", str(FAKE_TIMEOUT), "--format", "json"])
+    assert status == 1
+    assert len(starts) == _runner.MAX_START_FAILURES  # the write harness starts none either
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert {case["outcome"] for case in report["cases"]} == {"error"}
+    assert {c["id"] for c in report["cases"]} >= {"G-001", "H-001", "H-101", "H-103"}
+    not_run = [c for c in report["cases"] if c["details"]["reason"].startswith("not run: ")]
+    assert len(not_run) == len(report["cases"]) - _runner.MAX_START_FAILURES
+    message = captured.err.strip().splitlines()
+    assert len(message) == 1 and message[0].startswith(
+        "persyk-conformance: gave up on the adapter: the adapter failed to start 3 times")
+    # Whether the one line or the exit comes first is the scheduler's choice.
+    assert any(part in message[0] for part in why.split("|"))
+    assert report["footer"]["aborted"].startswith("gave up on the adapter")
+
+
+def test_adapter_that_answers_hello_then_hangs_is_given_up_after_three_timeouts(
+    tree: Path, starts: list[str]
+) -> None:
+    record = run(tree, fake("hang", "--writes"), "*", harness=True)
+    timed_out = [r.id for r in record.results if r.outcome is Outcome.TIMEOUT]
+    assert len(timed_out) == _runner.MAX_CONSECUTIVE_TIMEOUTS
+    rest = [r for r in record.results if r.id not in timed_out]
+    assert {str(r.outcome) for r in rest} == {"error"}
+    assert all((r.reason or "").startswith("not run: the adapter timed out in 3 cases in a row")
+               for r in rest)
+    assert {"H-101", "H-102", "H-103"} <= {r.id for r in rest}  # the write harness too
+    assert len(starts) == _runner.MAX_CONSECUTIVE_TIMEOUTS
+    assert record.aborted is not None and not record.passed
+
+
+# --- 19.8: every descendant is owned ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("flags", [(), ("--close",)], ids=["holds-the-pipes", "closes-them"])
+def test_escaped_grandchild_neither_hangs_the_run_nor_outlives_it(
+    tree: Path, flags: tuple[str, ...]
+) -> None:
+    done = run_cli("--fixtures", str(tree), "--no-harness", "--only", "G-001", "--only", "R-001",
+                   "--timeout", "5", "--format", "json",
+                   "--impl", fake("escaped_grandchild", *flags))
+    report = json.loads(done.stdout)
+    assert {c["id"]: c["outcome"] for c in report["cases"]} == {"G-001": "pass", "R-001": "fail"}
+
+
+# --- 19.10: trees an adapter blew up -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "why"),
+    [
+        ("--deep", "more than 32 levels of directories"),
+        ("--sparse", "bytes of files (huge.bin: 1099511627776 bytes)"),
+        ("--deep-outside", "more than 32 levels of directories (tmp/d/d/"),
+    ],
+    ids=["1200-nested-directories", "1-tib-sparse-file", "nested-directories-in-tmpdir"],
+)
+def test_tree_past_the_bounds_fails_its_case_with_the_bound_it_passed(
+    tree: Path, flag: str, why: str
+) -> None:
+    # A deadline the fake's own work cannot pass, even on a loaded machine. (Removing 1,200
+    # directories costs real disk time: one case only.)
+    record = run(tree, fake("tree_bomb", flag), "G-001", timeout=20)
+    assert outcomes(record) == {"G-001": "fail"}
+    reason = record.results[0].reason or ""
+    assert reason.startswith("the adapter left a tree past the runner's bounds")
+    assert why in reason
+
+
+# --- 19.11: oversized replies ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "outcome"), [("--schema", "error"), ("--internal", "error"), ("--hello", "error")]
+)
+def test_oversized_reply_reaches_the_report_as_a_bounded_excerpt(
+    tree: Path, flag: str, outcome: str
+) -> None:
+    record = run(tree, fake("huge_reply", flag), "G-001", "R-001", timeout=20)
+    assert set(outcomes(record).values()) == {outcome}
+    assert "characters cut" in (record.results[0].reason or "")
+    assert len(dumps_report(record)) < 100_000  # 2 x 4 MiB said, a few KB kept
+
+
+# --- 19.12: stderr is read as it arrives -------------------------------------------------------
+
+
+def test_canary_on_stderr_is_caught_even_if_the_adapter_erases_its_stderr(tree: Path) -> None:
+    record = run(tree, fake("leak_canary", "--stderr", "--truncate"), "H-001", harness=True)
+    result = record.results[0]
+    assert result.outcome is Outcome.FAIL
+    assert any("stderr contains the canary" in m for m in result.mismatches), result.mismatches
+
+
+# --- 19.13: writes outside the workspace --------------------------------------------------------
+
+
+def test_write_into_the_sandbox_root_through_dot_dot_is_a_failure(tree: Path) -> None:
+    record = run(tree, fake("write_outside", "--up"), "G-001")
+    result = record.results[0]
+    assert result.reason == "the adapter wrote outside the case's workspace"
+    assert "created stray.txt" in result.mismatches
+
+
+@pytest.mark.skipif(not confinement_available(), reason="this kernel has no Landlock")
+def test_write_beyond_the_sandbox_is_refused_by_the_kernel(
+    tree: Path, no_leftovers: Path
+) -> None:
+    record = run(tree, fake("write_outside", "--beyond"), "G-001")
+    assert outcomes(record) == {"G-001": "pass"}  # nothing was written anywhere
+    assert not (no_leftovers / "beyond-the-sandbox.txt").exists()
+
+
+# --- 19.14: a runner that fails still reports, and cleans up ------------------------------------
+
+
+def test_runner_failure_in_one_case_costs_that_case_only(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    materialize = _runner._materialize
+
+    def failing(case: object, workspace: Path) -> None:
+        if getattr(case, "id", None) == "G-002":
+            raise RecursionError("maximum recursion depth exceeded")
+        materialize(case, workspace)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_runner, "_materialize", failing)
+    record = run(tree, fake("accept_everything"), "G-001", "G-002", "R-001")
+    assert outcomes(record) == {"G-001": "pass", "G-002": "error", "R-001": "fail"}
+    assert record.results[1].reason == (
+        "the runner failed on this case: RecursionError: maximum recursion depth exceeded")
+
+
+def test_runner_failure_of_the_run_still_writes_every_report(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_case = _runner.Runner.run_case
+
+    def failing(self: _runner.Runner, planned: _runner.Planned) -> object:
+        if self.results:
+            raise MemoryError("the runner ran out of memory")
+        return run_case(self, planned)
+
+    monkeypatch.setattr(_runner.Runner, "run_case", failing)
+    report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
+    status = main(["run", "--fixtures", str(tree), "--impl", fake("accept_everything"),
+                   "--report", str(report), "--junit", str(junit)])
+    assert status == 1
+    written = json.loads(report.read_text())
+    assert [c["id"] for c in written["cases"]] == ["G-001"]
+    assert written["footer"]["aborted"] == (
+        "the runner failed: MemoryError: the runner ran out of memory")
+    assert "G-001" in junit.read_text()
+    assert "the runner failed: MemoryError" in capsys.readouterr().err
