@@ -219,6 +219,17 @@ def test_write_beyond_the_sandbox_is_refused_by_the_kernel(
     assert not (no_leftovers / "beyond-the-sandbox.txt").exists()
 
 
+def test_write_beyond_the_sandbox_is_allowed_with_no_confine(
+    tree: Path, no_leftovers: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["run", "--fixtures", str(tree), "--only", "G-001", "--no-confine",
+                   "--impl", fake("write_outside", "--beyond")])
+    assert status == 0  # not seen: the run says so in docs/runner-isolation.md
+    escaped = no_leftovers / "beyond-the-sandbox.txt"
+    assert escaped.exists()
+    escaped.unlink()  # no_leftovers checks the temporary directory is empty
+
+
 # --- 19.14: a runner that fails still reports, and cleans up ------------------------------------
 
 

@@ -73,6 +73,7 @@ class RunConfig:
     fixtures: Path | None = None
     harness: bool = True
     profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
+    confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
 
     @property
     def format_profile(self) -> Profile:
@@ -142,7 +143,7 @@ def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, .
         env=sandbox.adapter_env(os.environ),
         strict=config.strict,
         profile=config.profile,
-        confine_to=sandbox.root,
+        confine_to=sandbox.root if config.confine else None,
     )
     return adapter, argv, "subprocess"
 
@@ -325,6 +326,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         skip=tuple(args.skip or ()),
         timeout=args.timeout,
         strict=args.strict,
+        confine=not args.no_confine,
         expected_failures=args.expected_failures,
         fixtures=args.fixtures,
         harness=not args.no_harness,
@@ -513,6 +515,10 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="deadline of each step (default: 10)")
     run.add_argument("--strict", action="store_true",
                      help="also check the runner's own requests against the protocol schemas")
+    run.add_argument("--no-confine", action="store_true",
+                     help="let the adapter write outside the run's sandbox (by default, where "
+                          "the kernel has Landlock, such writes are refused; "
+                          "docs/runner-isolation.md)")
     run.add_argument("--fixtures", type=Path, metavar="DIR",
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
