@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from fakes.casetree import FAKE_TIMEOUT, fake, run, write_cases
-from persyk_conformance import _adapters, _runner
+from persyk_conformance import _adapters, _processes, _runner
 from persyk_conformance._outcomes import Outcome, RunRecord
 from persyk_conformance._processes import confinement_available
 from persyk_conformance._reports import dumps_report
@@ -149,6 +149,16 @@ def test_escaped_grandchild_neither_hangs_the_run_nor_outlives_it(
                    "--impl", fake("escaped_grandchild", *flags))
     report = json.loads(done.stdout)
     assert {c["id"]: c["outcome"] for c in report["cases"]} == {"G-001": "pass", "R-001": "fail"}
+
+
+@pytest.mark.parametrize("flags", [(), ("--close",)], ids=["holds-the-pipes", "closes-them"])
+def test_escaped_grandchild_is_found_without_a_cgroup(
+    tree: Path, flags: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where no cgroup can be made, the mark in the environment and the subreaper find it.
+    monkeypatch.setattr(_processes._Cgroup, "create", classmethod(lambda cls, name: None))
+    record = run(tree, fake("escaped_grandchild", *flags), "G-001", "R-001", timeout=5)
+    assert outcomes(record) == {"G-001": "pass", "R-001": "fail"}
 
 
 # --- 19.10: trees an adapter blew up -----------------------------------------------------------

@@ -246,11 +246,14 @@ class Owner:
         the adapter's session (a worker pool, say) are left alone while the adapter lives."""
         if self._leader is None:
             return
-        table = _processes()
         if self._cgroup is not None:
             members = set(self._cgroup.members())
+            if members <= {self._leader}:  # the usual case, found without reading /proc
+                return
+            table = _processes()
             mine = [p for p in table if p.pid in members]
         else:
+            table = _processes()
             needle = f"{MARK_ENV}={self.mark}".encode()
             below = _descendants([self._leader], table)
             mine = [p for p in table if p.pid in below or (p.state != "Z" and p.ppid == os.getpid()

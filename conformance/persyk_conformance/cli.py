@@ -34,7 +34,6 @@ from ._harness_write import (
     write_harness_results,
 )
 from ._outcomes import (
-    FAILING,
     CaseResult,
     ExpectedFailuresError,
     Outcome,
@@ -42,6 +41,7 @@ from ._outcomes import (
     load_expected_failures,
 )
 from ._profiles import PROFILES, Profile, profile_named
+from ._progress import ProgressLine, progress_line
 from ._protocol import PROTOCOL_VERSION
 from ._reports import dumps_report, render_junit, render_markdown, render_text
 from ._runner import Planned, Runner, RunOptions, plan_fixture
@@ -168,7 +168,7 @@ def execute(
         adapter, command, mode = _adapter(config, sandbox)
         runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout),
                         config.format_profile)
-        progress = _progress(progress_stream, plan.total)
+        progress = progress_line(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
         results: list[CaseResult] = []
@@ -205,7 +205,7 @@ def execute(
 
 def _run_all(
     config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
-    progress: _ProgressLine | None, results: list[CaseResult],
+    progress: ProgressLine | None, results: list[CaseResult],
 ) -> str | None:
     """The cases, then the write harness, each result into ``results`` as it comes (so that a
     run that fails half-way still has them); returns why the run stopped early, if it did."""
@@ -230,7 +230,7 @@ def _run_write_harness(
     adapter: Adapter,
     expected: dict[str, str],
     plan: Plan,
-    progress: _ProgressLine | None,
+    progress: ProgressLine | None,
     gave_up: str | None = None,
 ) -> list[CaseResult]:
     """Torn tails at every byte, concurrent writers, cursor walks: each needs its own adapters.
@@ -266,40 +266,6 @@ def _run_dsh_harness(
     return dsh_harness_results(
         lambda: _adapter(config, sandbox)[0], sandbox.runner / "dsh-harness", plan.dsh_checks,
         expected, timeout=config.timeout, gave_up=gave_up) if plan.dsh_checks else []
-
-
-def _progress(stream: TextIO | None, total: int) -> _ProgressLine | None:
-    return None if stream is None else _ProgressLine(stream, total)
-
-
-class _ProgressLine:
-    """One line on a terminal, rewritten in place ('\\r'); never used when not a TTY. Its
-    denominator counts every case of the run, the write-harness checks included."""
-
-    def __init__(self, stream: TextIO, total: int) -> None:
-        self._stream = stream
-        self._total = total
-        self._failed = 0
-
-    def __call__(self, index: int, _total: int, result: CaseResult) -> None:
-        if result.outcome in FAILING:
-            self._failed += 1
-        self._write(index, f"{result.id} {result.outcome}")
-
-    def running(self, index: int, case_id: str, title: str) -> None:
-        """Before a long check: say which one runs, so the line never sits silent."""
-        self._write(index, f"{case_id} running: {title[:60]}")
-
-    def _write(self, index: int, what: str) -> None:
-        width = len(str(self._total))
-        self._stream.write(
-            f"\r\x1b[K[{index:>{width}}/{self._total}] {what}  ({self._failed} failing)"
-        )
-        self._stream.flush()
-
-    def clear(self) -> None:
-        self._stream.write("\r\x1b[K")
-        self._stream.flush()
 
 
 def _now() -> str:
