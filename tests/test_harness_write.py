@@ -71,7 +71,7 @@ def test_non_restartable_recovery_fails_the_kill_check(
     fake = [sys.executable, str(Path(__file__).parent / "fakes" / "nonrestartable_recover.py")]
 
     def make() -> Adapter:
-        return SubprocessAdapter(fake, env=dict(os.environ), stderr_path=tmp_path / "err.log")
+        return SubprocessAdapter(fake, env=dict(os.environ))
 
     [crash] = run_write_harness(make, tmp_path / "work", only={"H-104"})
     assert not crash.passed
