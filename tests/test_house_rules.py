@@ -27,8 +27,7 @@ SCRIPTS = tuple(sorted((ROOT / "fixtures").glob("*.py")))
 # Known exceptions: "path" or "path:function" -> why it is allowed for now. Every run shows them
 # (a warning each). An exception that no longer breaks the rule is reported too (a warning:
 # drop it); a new offender fails.
-KNOWN_EXCEPTIONS: Mapping[str, str] = {
-}
+KNOWN_EXCEPTIONS: Mapping[str, str] = {}
 
 
 def _modules() -> Iterator[Path]:

@@ -5,7 +5,6 @@ what the build generates from today's spec, cases, reference and schemas."""
 from __future__ import annotations
 
 import sys
-import warnings
 from functools import cache
 from pathlib import Path
 
@@ -30,13 +29,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-# Rules enforced in the reference core (_records, _session, _context, _append, _recovery) that
-# the `readable` track is rewriting (issue 9.1); it names each rule where the new core enforces
-# it, and this list shrinks to nothing. Every run shows what is still listed (a warning), and a
-# gap that is not listed fails.
-AWAITING_RULE_IDS: frozenset[str] = frozenset()
-
-
 @cache
 def spec_rows() -> list[Trace]:
     return trace_rows(SPEC.read_text("utf-8"))
@@ -44,17 +36,7 @@ def spec_rows() -> list[Trace]:
 
 def test_every_read_append_and_recover_rule_has_a_case_and_an_enforcing_place() -> None:
     problems = traceability.gaps(spec_rows(), unexercisable_rules())
-    awaited = [p for p in problems if p.split(" ")[0] in AWAITING_RULE_IDS and "no case" not in p]
-    unexpected = [p for p in problems if p not in awaited]
-    assert not unexpected, "\n".join(unexpected)
-    closed = sorted(AWAITING_RULE_IDS - {p.split(" ")[0] for p in awaited})
-    if awaited:
-        warnings.warn(f"{len(awaited)} rules still await an enforcing place in the reference "
-                      f"core (AWAITING_RULE_IDS): {' '.join(p.split(' ')[0] for p in awaited)}",
-                      stacklevel=1)
-    if closed:
-        warnings.warn(f"now enforced, drop from AWAITING_RULE_IDS: {' '.join(closed)}",
-                      stacklevel=1)
+    assert not problems, "\n".join(problems)
 
 
 def test_traceability_page_is_up_to_date() -> None:
