@@ -75,7 +75,7 @@ def test_reference_adapter_turns_usage_errors_into_results(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("request_line", "kind"),
     [
-        (encode_run(1, "search", {"session": "/x"}), Unsupported),
+        (encode_run(1, "capture", {"session": "/x"}), Unsupported),
         (b'{"cmd":"run","seq":1,"op":"validate","args":[]}\n', Internal),
     ],
     ids=["unknown-op", "args-not-object"],

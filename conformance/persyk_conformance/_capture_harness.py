@@ -76,6 +76,12 @@ def prepare_workspace(workspace: Path, actions: Sequence[Mapping[str, Any]]) -> 
             copy = path.with_name(path.name + ".persyk-swap")
             shutil.copyfile(path, copy)
             os.rename(copy, path)
+        elif "remove" in action:
+            path = workspace / action["remove"]
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
         elif "rename" in action:
             target = workspace / action["to"]
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ from ._protocol import (
     Unsupported,
     dumps_line,
 )
+from ._steps import resolve_paths
 from ._workspace import (
     Sandbox,
     Snapshot,
@@ -309,8 +310,10 @@ class Runner:
         for number, step in enumerate(case.steps, start=1):
             if not self._started and not self._ensure_started(verdict):
                 return  # the adapter killed after the previous step (crashAfter) did not restart
-            args = absolutize(resolve_results(step.args, results), workspace,
-                              self.profile.path_args)
+            # $resultOf: a value of an earlier result; $path: a workspace path (SRCH cases).
+            args = absolutize(resolve_paths(resolve_results(step.args, results), workspace),
+                              workspace, self.profile.path_args)
+            expect = resolve_paths(step.expect, workspace)
             conditions = step.harness or {}
             verdict.current = (number, step.op)  # where a bound is passed, if one is
             performed = self._perform(planned, step, args, workspace, verdict, number)
@@ -318,7 +321,7 @@ class Runner:
                 return
             reply, before = performed
             results.append(reply.value)
-            problems = self._check_step(planned, step.op, step.expect, reply.value)
+            problems = self._check_step(planned, step.op, expect, reply.value)
             after = snapshot(workspace, self.options.snapshot_limits)
             if step.op in PERSISTING_SANITIZED_OPS and planned.canaries:
                 problems += _leaked_into_files(workspace, planned.canaries)

@@ -11,10 +11,10 @@ It checks, and reports every failure as one line:
 
 * every manifest is valid against ``fixtures/case.schema.json``; ids are unique, not retired, and
   each directory is named ``<id>-<slug>`` inside the group of its kind;
-* every rule a case names exists, and every rule whose phase is covered (read, append, recover)
-  is named by at least one case;
-* every error code whose phase is covered (read, append, recover, usage) is expected by at least
-  one case;
+* every rule a case names exists, and every rule whose phase is covered (read, append, recover,
+  search) is named by at least one case;
+* every error code whose phase is covered (read, append, recover, search, usage) is expected by
+  at least one case (a search diagnostic and its ``cause`` count);
 * every schema file is a valid JSON Schema 2020-12;
 * every record of every golden case is valid against ``schemas/v1`` (independently of the
   reference implementation).
@@ -44,8 +44,8 @@ __all__ = [
     "required_codes",
 ]
 
-# Rules of these phases must each be exercised by a case (search and capture come later).
-RULE_PHASES: frozenset[str] = frozenset({"read", "append", "recover"})
+# Rules of these phases must each be exercised by a case (capture: see below).
+RULE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "search"})
 # In the capture phase, the rules of these sections have cases (the assets and capture
 # capabilities, contract 1.2.0); the realtime rules of that phase (RT, ID-6, ID-7, MSG-9) come
 # with the realtime capability.
@@ -56,7 +56,7 @@ RULES_WITH_CASES: frozenset[str] = frozenset(
     {f"RT-{n}" for n in range(1, 12)} | {f"RT-{n}" for n in range(29, 39)}
 )
 # Codes of these phases must each be expected by a case.
-CODE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "usage", "capture"})
+CODE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "search", "usage", "capture"})
 
 _TOP_LEVEL_FILES = frozenset({"RETIRED.txt"})
 
@@ -82,6 +82,9 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "CAP-18": "that storing a block implies no execution is not observable in a result",
     "RCV-18": "restartability shows only when an implementation is killed in the middle of a "
     "recovery: the write-harness check H-104 kills it at every file-changing system call",
+    "SRCH-22": "how an implementation finds the Documents folder on its own platform: no case "
+    "may depend on the machine's home, so every case names the folder (SRCH-21); the "
+    "reference's own tests check its lookup for Linux, macOS and Windows",
     "APP-4": "the publishing technique (temporary file, fsync, hard link) is not observable in "
     "a result; APP-2 and APP-3 cases check exclusive creation and the durable header, and the "
     "reference's own tests check the link-based publish",
@@ -285,7 +288,8 @@ def _level_problems(
 
 
 def expected_codes(manifest: Mapping[str, Any]) -> set[str]:
-    """The diagnostic codes a manifest's steps expect (in ``error`` and ``errors``)."""
+    """The diagnostic codes a manifest's steps expect (in ``error`` and ``errors``, and in a
+    search result's ``diagnostics`` with their ``cause``)."""
     codes: set[str] = set()
     for step in manifest["steps"]:
         expect = step["expect"]
@@ -294,7 +298,10 @@ def expected_codes(manifest: Mapping[str, Any]) -> set[str]:
             faults.append(expect["error"])
         if isinstance(expect.get("errors"), list):
             faults.extend(expect["errors"])
+        if isinstance(expect.get("diagnostics"), list):
+            faults.extend(expect["diagnostics"])
         codes.update(f["code"] for f in faults if isinstance(f, dict) and "code" in f)
+        codes.update(f["cause"] for f in faults if isinstance(f, dict) and "cause" in f)
     return codes
 
 

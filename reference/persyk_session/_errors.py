@@ -99,6 +99,15 @@ class Code(enum.StrEnum):
     WAV_UNRECOVERABLE = "WAV_UNRECOVERABLE"
     DELETE_NOT_CONFIRMED = "DELETE_NOT_CONFIRMED"
     HANDLE_INVALID = "HANDLE_INVALID"
+    # --- roots and search (phase: search) -------------------------------------------------
+    SETTINGS_INVALID = "SETTINGS_INVALID"
+    ROOT_MISSING = "ROOT_MISSING"
+    ROOT_UNREADABLE = "ROOT_UNREADABLE"
+    LINK_OUTSIDE_ROOT = "LINK_OUTSIDE_ROOT"
+    SESSION_UNREADABLE = "SESSION_UNREADABLE"
+    SESSION_INVALID = "SESSION_INVALID"
+    SEARCH_CURSOR_INVALID = "SEARCH_CURSOR_INVALID"
+    RESULT_STALE = "RESULT_STALE"
     # --- usage (phase: usage; exit status 2) -----------------------------------------------
     PATH_NOT_FOUND = "PATH_NOT_FOUND"
     USAGE = "USAGE"

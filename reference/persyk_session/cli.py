@@ -25,6 +25,14 @@ from persyk_contract import contract_version
 
 from . import __version__
 from ._capture_cli import CAPTURE_COMMANDS
+from ._cli_search import (
+    add_discover_arguments,
+    add_open_result_arguments,
+    add_search_arguments,
+    cmd_discover,
+    cmd_open_result,
+    cmd_search,
+)
 from ._context import DEFAULT_TARGET, TARGETS
 from ._errors import Code, UsageError
 from ._mode import dumps_json
@@ -363,6 +371,12 @@ COMMANDS: list[Command] = [
             cmd_sanitize),
     Command("replay", "play a provider-event script into a session as evidence", _args_replay,
             cmd_replay),
+    Command("discover", "sessions under the roots, from their headers", add_discover_arguments,
+            cmd_discover),
+    Command("search", "literal case-insensitive search over the roots", add_search_arguments,
+            cmd_search),
+    Command("open-result", "the context a search result pinned", add_open_result_arguments,
+            cmd_open_result),
     Command("dsh", "dsh JSONL persistence v0: create, append, load, list", _args_dsh, cmd_dsh),
     Command("adapter", "speak the conformance protocol on stdio", _args_adapter, cmd_adapter),
 ]

@@ -9,6 +9,7 @@ these, so their results are the same objects and there is one path per operation
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -39,13 +40,17 @@ from ._context import (
     to_generic_context,
     validate_for_target,
 )
+from ._discovery import discover, open_result, search
 from ._errors import Code, ContractError, Diagnostic, UsageError
 from ._lock import check_lock_timeout
 from ._paging import read_page
 from ._recovery import recover
 from ._replay_run import read_script_file, replay
+from ._roots import documents_folder, roots_from_args
 from ._sanitize import sanitize, sanitize_url
+from ._search import DEFAULT_LIMIT, MAX_LIMIT, Pin
 from ._store import OpenSession, open_session
+from ._textmatch import QUERY_LIMIT, Query
 
 __all__ = [
     "OPERATIONS",
@@ -59,13 +64,16 @@ __all__ = [
     "op_context",
     "op_create",
     "op_delete_session",
+    "op_discover",
     "op_info",
+    "op_open_result",
     "op_read",
     "op_recover",
     "op_recover_recording",
     "op_remove",
     "op_replay",
     "op_sanitize",
+    "op_search",
     "op_validate",
 ]
 
@@ -266,6 +274,72 @@ def op_sanitize(args: dict[str, Any]) -> dict[str, Any]:
     if url is not None:
         result["url"] = sanitize_url(url)
     return result
+# --- the search capability (SRCH) ----------------------------------------------------------
+
+
+def _find_documents() -> str:
+    """SRCH-22 on this machine: only when the caller named no Documents folder."""
+    import sys
+
+    def read_text(path: str) -> str | None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(1 << 16)
+        except (OSError, ValueError):
+            return None
+
+    return documents_folder(sys.platform, os.environ, read_text)
+
+
+def op_discover(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"sessions", "diagnostics"}`` from headers alone (SRCH-28), or ``{"error": D}``."""
+    try:
+        roots = roots_from_args(args, find_documents=_find_documents)
+    except ContractError as error:
+        return _error(error.diagnostics[0])
+    return discover(roots).to_json()
+
+
+def op_search(args: dict[str, Any]) -> dict[str, Any]:
+    """``{"results", "nextCursor", "diagnostics"}`` or ``{"error": D}`` (SRCH-29..SRCH-38)."""
+    text = args.get("query")
+    if not isinstance(text, str) or len(text) > QUERY_LIMIT:
+        raise UsageError(Code.USAGE, "the argument 'query' must be a string of at most 256 "
+                         "code points")
+    limit = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise UsageError(Code.USAGE, "the argument 'limit' must be a positive integer")
+    cursor = args.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise UsageError(Code.USAGE, "the argument 'cursor' must be a string or null")
+    try:
+        roots = roots_from_args(args, find_documents=_find_documents)
+        page = search(roots, Query.of(text), min(limit, MAX_LIMIT), cursor)
+    except ContractError as error:
+        return _error(error.diagnostics[0])
+    return page.to_json()
+
+
+def op_open_result(args: dict[str, Any]) -> dict[str, Any]:
+    """The context of a result's pinned leaf, or ``{"error": D}`` (RESULT_STALE, SRCH-39)."""
+    result = args.get("result")
+    if not isinstance(result, dict):
+        raise UsageError(Code.USAGE, "the argument 'result' must be a search result object")
+    location, session_id = result.get("location"), result.get("sessionId")
+    leaf, pin_text = result.get("leaf", ...), result.get("pin")
+    pin = Pin.decode(pin_text) if isinstance(pin_text, str) else None
+    if (
+        not isinstance(location, str) or not os.path.isabs(location)
+        or not isinstance(session_id, str)
+        or not (leaf is None or isinstance(leaf, str))
+        or pin is None
+    ):
+        raise UsageError(Code.USAGE, "the result needs location, sessionId, leaf and pin as "
+                         "search returned them")
+    try:
+        return open_result(location, session_id, leaf, pin)
+    except ContractError as error:
+        return _error(error.diagnostics[0])
 
 
 def op_replay(args: dict[str, Any]) -> dict[str, Any]:
@@ -308,4 +382,7 @@ OPERATIONS: dict[str, Operation] = {
     **CAPTURE_OPERATIONS,
     "sanitize": op_sanitize,
     "replay": op_replay,
+    "discover": op_discover,
+    "search": op_search,
+    "open-result": op_open_result,
 }
