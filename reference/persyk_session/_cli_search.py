@@ -10,10 +10,9 @@ roots and sessions included), 1 for SETTINGS_INVALID, SEARCH_CURSOR_INVALID and 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
-
-import orjson
 
 from ._errors import Code, UsageError
 from ._records import dumps_json
@@ -56,8 +55,8 @@ def _read_json(name: str, what: str) -> Any:
     except OSError:
         raise UsageError(Code.PATH_NOT_FOUND, f"the {what} cannot be read") from None
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
+        return json.loads(data)
+    except ValueError:
         return None  # judged by the operation: not an object
 
 
@@ -130,8 +129,8 @@ def cmd_open_result(args: argparse.Namespace) -> int:
     text = args.result
     if text.lstrip().startswith("{"):
         try:
-            result = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            result = json.loads(text)
+        except ValueError:
             raise UsageError(Code.USAGE, "RESULT_JSON is not JSON") from None
     else:
         result = _read_json(text, "result file")

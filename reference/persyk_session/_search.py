@@ -12,12 +12,11 @@ import base64
 import binascii
 import datetime
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-
-import orjson
 
 from ._errors import Code, ContractError, Diagnostic
 from ._session import EntryMeta, SessionIndex
@@ -117,12 +116,17 @@ class SortKey:
 
 
 def _fingerprint(value: Any) -> str:
-    return hashlib.sha256(orjson.dumps(value)).hexdigest()[:16]
+    return hashlib.sha256(_compact(value)).hexdigest()[:16]
+
+
+def _compact(value: Any) -> bytes:
+    # The standard library's json: the readable mode imports no orjson.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def encode_cursor(key: SortKey, query: Query, roots: Sequence[str]) -> str:
     """The cursor after ``key``: the key itself, bound to the query and the canonical roots."""
-    body = orjson.dumps([1, key.newer, key.location, _fingerprint([query.text, list(roots)])])
+    body = _compact([1, key.newer, key.location, _fingerprint([query.text, list(roots)])])
     return base64.urlsafe_b64encode(body).decode("ascii").rstrip("=")
 
 
@@ -136,8 +140,8 @@ def decode_cursor(cursor: str, query: Query, roots: Sequence[str]) -> SortKey:
     """The key a cursor continues after; SEARCH_CURSOR_INVALID unless it is exactly ours."""
     try:
         body = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        value = orjson.loads(body)
-    except (ValueError, binascii.Error, orjson.JSONDecodeError):
+        value = json.loads(body)
+    except (ValueError, binascii.Error):
         raise _cursor_invalid() from None
     if not (
         isinstance(value, list)
