@@ -53,6 +53,8 @@ MUTATING_SYSCALLS: tuple[str, ...] = (
 # "?" lets strace ignore a name this architecture lacks (no rename on aarch64, say).
 _SYSCALL_SET = ",".join(f"?{name}" for name in MUTATING_SYSCALLS)
 _TRACE_LINE = re.compile(rb"^(?:\[pid\s+)?(\d+)\]?\s+(\w+)\(")
+# The strace probe's bound, and the step bound when a caller gives none; a run passes its own
+# --timeout (issue 19.9: harness checks honour the run's timeout).
 STEP_TIMEOUT = 30.0
 TS = "2026-01-01T00:00:00.000Z"
 
@@ -124,23 +126,27 @@ class _Problems:
             self.items.append(text)
 
 
-def _call(adapter: Adapter, op: str, args: dict[str, Any]) -> dict[str, Any]:
-    reply = adapter.run(op, args, STEP_TIMEOUT)
+def _call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+    reply = adapter.run(op, args, timeout)
     if not isinstance(reply, Result):
         raise AdapterCrashed(f"{op}: the adapter did not return a result ({type(reply).__name__})")
     return dict(reply.value)
 
 
-def recovery_killed_at_every_step(factory: Callable[[], Adapter], workdir: Path) -> list[str]:
-    """H-104; raises CrashCheckUnsupported when it cannot run here."""
+def recovery_killed_at_every_step(
+    factory: Callable[[], Adapter], workdir: Path, timeout: float = STEP_TIMEOUT
+) -> list[str]:
+    """H-104, each adapter step bounded by the run's ``timeout``; raises CrashCheckUnsupported
+    when it cannot run here."""
     strace = _strace_prefix()
     wrapped = _wrapper(factory)
     problems = _Problems()
     clean = factory()
-    clean.start(STEP_TIMEOUT)
+    clean.start(timeout)
     try:
         for name, committed, fragment in _scenarios():
-            _scenario(wrapped, clean, strace, workdir / name, committed, fragment, problems)
+            _scenario(wrapped, clean, strace, workdir / name, (committed, fragment), problems,
+                      timeout)
     finally:
         clean.close()
     return problems.items
@@ -152,7 +158,8 @@ def _lay_out(session: Path, data: bytes) -> None:
 
 
 def _kill_points(
-    wrapped: Callable[[Sequence[str]], Adapter], strace: list[str], case: Path, data: bytes
+    wrapped: Callable[[Sequence[str]], Adapter], strace: list[str], case: Path, data: bytes,
+    timeout: float,
 ) -> list[tuple[str, int]]:
     """Record one uninterrupted recovery: its mutating calls, as (syscall, k-th of its thread)."""
     session = case / "session"
@@ -160,8 +167,8 @@ def _kill_points(
     trace = case / "trace.txt"
     adapter = wrapped([*strace, "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"])
     try:
-        adapter.start(STEP_TIMEOUT)
-        _call(adapter, "recover", {"session": str(session)})
+        adapter.start(timeout)
+        _call(adapter, "recover", {"session": str(session)}, timeout)
     finally:
         adapter.close()
     seen: dict[tuple[bytes, bytes], int] = {}
@@ -184,13 +191,14 @@ def _scenario(
     clean: Adapter,
     strace: list[str],
     base: Path,
-    committed: bytes,
-    fragment: bytes,
+    torn: tuple[bytes, bytes],
     problems: _Problems,
+    timeout: float,
 ) -> None:
+    committed, fragment = torn
     data = committed + fragment
     action = "truncated" if committed else "removed"
-    points = _kill_points(wrapped, strace, base / "record", data)
+    points = _kill_points(wrapped, strace, base / "record", data, timeout)
     if not points:
         problems.add(f"{action}: the recording run made no mutating system call")
         return
@@ -202,13 +210,13 @@ def _scenario(
         adapter = wrapped([*strace, "-o", os.devnull, "-e", f"trace={syscall}",
                            "-e", f"inject={syscall}:signal=KILL:when={nth}", "--"])
         try:
-            adapter.start(STEP_TIMEOUT)
-            _call(adapter, "recover", {"session": str(session)})
+            adapter.start(timeout)
+            _call(adapter, "recover", {"session": str(session)}, timeout)
         except (AdapterCrashed, AdapterTimedOut):
             fired += 1  # killed, as intended (or hung: the rerun below must cope either way)
         finally:
             adapter.kill()
-        _check_rerun(clean, session, committed, fragment, where, problems)
+        _check_rerun(clean, session, torn, where, problems, timeout)
         shutil.rmtree(session.parent, ignore_errors=True)
     if not fired:
         # Then nothing was proven: say so rather than pass.
@@ -216,15 +224,16 @@ def _scenario(
 
 
 def _check_rerun(
-    clean: Adapter, session: Path, committed: bytes, fragment: bytes, where: str,
-    problems: _Problems,
+    clean: Adapter, session: Path, torn: tuple[bytes, bytes], where: str,
+    problems: _Problems, timeout: float,
 ) -> None:
+    committed, fragment = torn
     file = session / "session.jsonl"
     try:
-        result = _call(clean, "recover", {"session": str(session)})
+        result = _call(clean, "recover", {"session": str(session)}, timeout)
     except (AdapterCrashed, AdapterTimedOut) as exc:
         problems.add(f"{where}: the rerun failed: {exc}")
-        clean.start(STEP_TIMEOUT)
+        clean.start(timeout)
         return
     if "error" in result and committed:
         problems.add(f"{where}: the rerun was refused: {result['error']}")
@@ -252,9 +261,9 @@ def _check_rerun(
     if others:
         problems.add(f"{where}: the interrupted attempt left {others} in the session directory")
     if committed:
-        valid = _call(clean, "validate", {"session": str(session)})
+        valid = _call(clean, "validate", {"session": str(session)}, timeout)
         if valid.get("valid") is not True:
             problems.add(f"{where}: the session is not valid after the rerun")
-        again = _call(clean, "recover", {"session": str(session)})
+        again = _call(clean, "recover", {"session": str(session)}, timeout)
         if again.get("action") != "none":
             problems.add(f"{where}: a further recover is not a no-op: {again}")

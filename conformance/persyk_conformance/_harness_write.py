@@ -300,7 +300,7 @@ _CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
      ("CTX-24",), ("read", "paged-read"), _cursor_walk),
     ("H-104", "recovery killed at every system call, then run again, finishes the repair",
      ("RCV-6", "RCV-13", "RCV-16", "RCV-18", "RCV-19"), ("read", "recover"),
-     lambda factory, workdir, _timeout: recovery_killed_at_every_step(factory, workdir)),
+     lambda factory, workdir, timeout: recovery_killed_at_every_step(factory, workdir, timeout)),
 )
 WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)
 
