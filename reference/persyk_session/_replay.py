@@ -270,7 +270,7 @@ class _Planner:
             payload[member] = ""  # the bytes live in the asset the reference names (RT-6)
             record["payload"] = payload
             wav = None if offset is None else (
-                _wav_data_start() + offset, _wav_data_start() + offset + len(data))
+                HEADER_SIZE + offset, HEADER_SIZE + offset + len(data))  # after the WAV header
             plans = (MediaPlan(f"/{member}", data, PCM_MIME, wav),)
         fails, self.fail_next = self.fail_next, None
         return PlannedRecord(line.at, line.line, record, plans, fails)
@@ -306,10 +306,6 @@ class _Planner:
             yield self._record(pending_line, (member, data, None))
         if self.recording:
             yield StopCapture(line)
-
-
-def _wav_data_start() -> int:
-    return HEADER_SIZE  # a capture WAV's data starts after its header (CAP-21)
 
 
 Step = PlannedRecord | CaptureFrames | StopCapture
