@@ -13,6 +13,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,34 +93,56 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
 
 
 @pytest.mark.parametrize(
-    ("impl", "why"),
+    ("impl", "why", "tries"),
     [
-        ("sleep 600", "no answer within"),
-        ("cat", "the hello reply does not match"),
-        ("false", "exited with status 1"),
-        ("echo one line", "one line'|exited with status 0"),
+        ("sleep 600", "no answer within", _runner.MAX_START_TIMEOUTS),
+        ("cat", "the hello reply does not match", _runner.MAX_START_FAILURES),
+        ("false", "exited with status 1", _runner.MAX_START_FAILURES),
+        ("echo one line", "one line'|exited with status 0", _runner.MAX_START_FAILURES),
     ],
     ids=["never-answers", "echoes", "exits", "prints-one-line"],
 )
-def test_adapter_that_cannot_start_is_tried_three_times_then_every_case_is_an_error(
-    tree: Path, impl: str, why: str, starts: list[str], capsys: pytest.CaptureFixture[str]
+def test_adapter_that_cannot_start_is_given_up_after_a_few_starts_and_every_case_is_an_error(
+    tree: Path, impl: str, why: str, tries: int, starts: list[str],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     status = main(["run", "--fixtures", str(tree), "--impl", impl,
                    "--timeout", str(FAKE_TIMEOUT), "--format", "json"])
     assert status == 1
-    assert len(starts) == _runner.MAX_START_FAILURES  # the write harness starts none either
+    assert len(starts) == tries  # the write harness starts none either
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert {case["outcome"] for case in report["cases"]} == {"error"}
     assert {c["id"] for c in report["cases"]} >= {"G-001", "H-001", "H-101", "H-103"}
     not_run = [c for c in report["cases"] if c["details"]["reason"].startswith("not run: ")]
-    assert len(not_run) == len(report["cases"]) - _runner.MAX_START_FAILURES
+    assert len(not_run) == len(report["cases"]) - tries
     message = captured.err.strip().splitlines()
     assert len(message) == 1 and message[0].startswith(
-        "persyk-conformance: gave up on the adapter: the adapter failed to start 3 times")
+        f"persyk-conformance: gave up on the adapter: the adapter failed to start {tries} times")
     # Whether the one line or the exit comes first is the scheduler's choice.
     assert any(part in message[0] for part in why.split("|"))
     assert report["footer"]["aborted"].startswith("gave up on the adapter")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "junit"])
+def test_a_run_that_stopped_early_says_so_in_every_format(
+    tree: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junit = tmp_path / "junit.xml"
+    args = ["run", "--fixtures", str(tree), "--impl", "false", "--timeout", str(FAKE_TIMEOUT)]
+    if fmt == "junit":
+        args += ["--junit", str(junit)]
+    else:
+        args += ["--format", fmt]
+    assert main(args) == 1
+    out = junit.read_text() if fmt == "junit" else capsys.readouterr().out
+    assert "The run stopped early" in out
+    assert "gave up on the adapter: the adapter failed to start 3 times" in out
+    if fmt == "junit":
+        suite = ET.fromstring(out)
+        stopped = [c for c in suite.iter("testcase") if c.get("classname") == "persyk.run"]
+        assert len(stopped) == 1 and stopped[0].find("error") is not None
+        assert int(suite.get("tests", "0")) == len(list(suite.iter("testcase")))
 
 
 def test_adapter_that_answers_hello_then_hangs_is_given_up_after_three_timeouts(

@@ -96,6 +96,10 @@ def report_json(record: RunRecord) -> dict[str, Any]:
     }
 
 
+# How every format says that a run did not get to the end (RunRecord.aborted says why).
+STOPPED_EARLY = "The run stopped early"
+
+
 def _impl_name(record: RunRecord) -> str:
     impl = record.implementation
     if not impl:
@@ -212,6 +216,8 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
     verdict = "PASSED" if record.passed else "FAILED"
     if not record.tested:
         verdict += f" ({NOTHING_TESTED})"
+    if record.aborted is not None:
+        lines.append(f"{STOPPED_EARLY}: {record.aborted}")
     lines.append(
         f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
         f"({len(record.results)} cases)"
@@ -237,6 +243,8 @@ def render_markdown(record: RunRecord) -> str:
         f"protocol {record.protocol}, {record.mode}; "
         f"{len(record.results)} cases: {_totals_line(record)}.",
         "",
+        *([f"**{STOPPED_EARLY}: {_md_escape(record.aborted)}**", ""]
+          if record.aborted is not None else []),
         "| area | cases | passed | failed | xfail | unsupported/skipped |",
         "|---|---:|---:|---:|---:|---:|",
     ]
@@ -271,9 +279,12 @@ def render_junit(record: RunRecord) -> str:
     suite = ET.Element(
         "testsuite",
         name="persyk-conformance",
-        tests=str(len(record.results)),
+        tests=str(len(record.results) + (record.aborted is not None)),
         failures=str(totals["fail"] + totals["xpass"]),
-        errors=str(totals["error"] + totals["crash"] + totals["timeout"]),
+        # A run that stopped early counts one more error: its own (the testcase below), so
+        # that a CI reading only the JUnit file cannot see a cut-short run as green.
+        errors=str(totals["error"] + totals["crash"] + totals["timeout"]
+                   + (record.aborted is not None)),
         skipped=str(totals["skip"] + totals["unsupported"] + totals["xfail"]),
         time=f"{record.duration_ms / 1000:.3f}",
         timestamp=record.started_at,
@@ -282,6 +293,12 @@ def render_junit(record: RunRecord) -> str:
     ET.SubElement(properties, "property", name="implementation", value=_impl_name(record))
     ET.SubElement(properties, "property", name="protocol", value=str(record.protocol))
     ET.SubElement(properties, "property", name="profile", value=record.profile)
+    if record.aborted is not None:
+        ET.SubElement(properties, "property", name="aborted", value=_xml_safe(record.aborted))
+        stopped = ET.SubElement(suite, "testcase", classname="persyk.run",
+                                name=STOPPED_EARLY, time="0.000")
+        ET.SubElement(stopped, "error", message=_xml_safe(record.aborted[:500]),
+                      type="aborted")
     for r in record.results:
         case = ET.SubElement(
             suite,

@@ -2,10 +2,10 @@
 
 A crash or a hang costs one case, never the run: the adapter is killed (every process it
 started) and started again for the next case. An adapter that fails to start three times in a
-row, or times out in three cases in a row, is given up on: the remaining cases are ``error``
-at once, with that reason (``Runner.gave_up``). A fault of the runner itself inside a case
-(say, a tree it refuses to look at) costs that case, not the run. Checks made on every case,
-whatever it expects:
+row (twice, when it timed out waiting for hello), or times out in three cases in a row, is
+given up on: the remaining cases are ``error`` at once, with that reason (``Runner.gave_up``).
+A fault of the runner itself inside a case (say, a tree it refuses to look at) costs that case,
+not the run. Checks made on every case, whatever it expects:
 
 * read-only operations (validate, context, info, read) leave the workspace byte-identical (CTX-19);
 * nothing appears or changes anywhere in the sandbox outside the workspace;
@@ -62,6 +62,10 @@ __all__ = ["Planned", "RunOptions", "Runner"]
 # each paying for another failed start or another deadline.
 MAX_START_FAILURES = 3
 MAX_CONSECUTIVE_TIMEOUTS = 3
+# A start that timed out waiting for hello costs a whole start deadline, so two in a row are
+# enough: an adapter that never answers is given up after 2 x --timeout (20 s by default),
+# one that crashes or prints garbage (which costs nothing) after MAX_START_FAILURES.
+MAX_START_TIMEOUTS = 2
 # The least time a snapshot of a workspace or of the sandbox may take (more with a longer
 # --timeout); past it the case fails (SnapshotTooLarge).
 SNAPSHOT_SECONDS = 10.0
@@ -165,6 +169,7 @@ class Runner:
         self.options = options or RunOptions()
         self._started = False
         self._start_failures = 0
+        self._start_timeouts = 0
         self._timeouts = 0
         # Why the adapter is no longer tried (None while it is).
         self.gave_up: str | None = None
@@ -246,12 +251,15 @@ class Runner:
         except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
             # An adapter that never started gave no verdict on any case: error, whatever broke.
             verdict.set(Outcome.ERROR, f"the adapter did not start: {exc}")
+            timed_out = isinstance(exc, AdapterTimedOut)
         else:
             self._started = True
-            self._start_failures = 0
+            self._start_failures = self._start_timeouts = 0
             return True
         self._start_failures += 1
-        if self._start_failures >= MAX_START_FAILURES:
+        self._start_timeouts = self._start_timeouts + 1 if timed_out else 0
+        if (self._start_failures >= MAX_START_FAILURES
+                or self._start_timeouts >= MAX_START_TIMEOUTS):
             self.gave_up = (f"the adapter failed to start {self._start_failures} times in a row "
                             f"(the last time: {excerpt(verdict.reason or '', 300)})")
         self._kill()
