@@ -17,7 +17,6 @@ imports the package) is recorded in the extra column.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -26,28 +25,14 @@ from typing import Any
 
 import orjson
 import pytest
-from persyk_conformance import records as kit
+from persyk_conformance._bench_data import NEEDLE, NEEDLE_EVERY, write_repository
 from persyk_session._discovery import discover, search
 from persyk_session._roots import Root
 from persyk_session._textmatch import Query
 
-from benchmarks._sessions import cache_dir, conversation_records, size_from_env
+from benchmarks._sessions import cache_dir, size_from_env
 
-NEEDLE = "Zebracorn"
-EVERY = 200  # one session in EVERY holds the needle
-VARIANTS = 8
-
-
-def _body(rng: random.Random, target: int, needle: bool) -> bytes:
-    """The entries of one session of about ``target`` bytes (header excluded)."""
-    out = bytearray()
-    for record in conversation_records(rng, 10**9):
-        out += record
-        if len(out) >= target:
-            break
-    if needle:
-        out += orjson.dumps(kit.user("needle", None, f"the {NEEDLE} was here")) + b"\n"
-    return bytes(out)
+EVERY = NEEDLE_EVERY  # one session in EVERY holds the needle
 
 
 def repository(sessions: int, total: int) -> Path:
@@ -59,17 +44,7 @@ def repository(sessions: int, total: int) -> Path:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    rng = random.Random(12)
-    per = max(total // sessions, 200)
-    plain = [_body(rng, per, False) for _ in range(VARIANTS)]
-    marked = [_body(rng, per, True) for _ in range(VARIANTS)]
-    for i in range(sessions):
-        directory = root / f"s{i:06d}"
-        directory.mkdir()
-        created = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00.000Z"
-        head = orjson.dumps(kit.header(f"s{i:06d}", created)) + b"\n"
-        body = (marked if i % EVERY == 0 else plain)[i % VARIANTS]
-        (directory / "session.jsonl").write_bytes(head + body)
+    write_repository(root, sessions, total)
     done.touch()
     return root
 

@@ -141,6 +141,9 @@ class SubprocessAdapter:
         self._hello: Hello | None = None
         self._watch = _stderr if _stderr is not None else StderrWatch()
         self.starts = 0  # processes started so far (tests count them)
+        # Seconds from the last request's first byte to its reply line, decoding and schema
+        # checks excluded: what `persyk-conformance bench` times.
+        self.last_round_trip = 0.0
 
     @property
     def hello(self) -> Hello:
@@ -151,6 +154,11 @@ class SubprocessAdapter:
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The adapter process's id while it runs (the bench reads its peak memory)."""
+        return self._proc.pid if self._proc is not None else None
 
     def start(self, timeout: float = 10.0) -> Hello:
         """Start the process and shake hands.
@@ -218,9 +226,12 @@ class SubprocessAdapter:
         self._seq += 1
         seq = self._seq
         deadline = time.monotonic() + timeout
-        self._send(encode_run(seq, op, args, self.profile), timeout)
+        request = encode_run(seq, op, args, self.profile)
+        began = time.perf_counter()
+        self._send(request, timeout)
         what = f"the reply to {op} (seq {seq})"
         line = self._receive(max(deadline - time.monotonic(), 0.0), what, timeout)
+        self.last_round_trip = time.perf_counter() - began
         try:
             return decode_reply(line, seq=seq, op=op, profile=self.profile)
         except NotJson as exc:

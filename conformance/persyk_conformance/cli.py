@@ -23,6 +23,7 @@ from persyk_contract import contract_version
 
 from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from ._bench_cli import register as register_bench_commands
 from ._cases import CaseError, load_cases
 from ._contract_cli import register as register_contract_commands
 from ._harness import harness_cases
@@ -452,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_show(sub)
     _add_check_fixtures(sub)
     register_contract_commands(sub)  # diff, release (docs/maintainers.md)
+    register_bench_commands(sub, REFERENCE_ADAPTER)  # bench, bench compare (docs/performance.md)
     return parser
 
 

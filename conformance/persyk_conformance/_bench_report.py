@@ -1,0 +1,212 @@
+"""Reports of ``persyk-conformance bench``: the schema check, Markdown, and ``bench compare``.
+
+``compare`` judges ratios to the floor (the time over the floor's median in the same run), which
+travel between runs and machines far better than seconds; it falls back to seconds where a side
+has no ratio. A workload got slower *beyond the noise* when the new run's fastest repetition is
+slower than the old run's slowest (the min..max ranges do not overlap); it is a *regression* when
+it also got slower by more than the threshold, median against median, or when it stopped being
+``ok``. Only regressions make the exit status 1.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+__all__ = ["Comparison", "bench_schema", "compare", "render_markdown", "report_problems"]
+
+
+def bench_schema() -> dict[str, Any]:
+    text = (files("persyk_contract.schemas") / "protocol" / "bench-report.schema.json").read_text(
+        "utf-8"
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def report_problems(report: Any) -> list[str]:
+    """Where ``report`` breaks bench-report.schema.json (empty: it fits)."""
+    validator = Draft202012Validator(bench_schema())
+    return [
+        f"/{'/'.join(str(p) for p in error.absolute_path)}: {error.message}"
+        for error in validator.iter_errors(report)
+    ]
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+
+def _seconds(value: float) -> str:
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value * 1e6:.0f} µs"
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.0f} KiB"
+
+
+def _cell(result: dict[str, Any]) -> str:
+    if result["outcome"] != "ok":
+        return f"**{result['outcome']}**"
+    ratio = result.get("ratio")
+    text = _seconds(result["median"])
+    if ratio:
+        text += f", **{ratio['median']:.2f}x** ({ratio['min']:.2f}-{ratio['max']:.2f})"
+    peaks = result.get("extra", {}).get("peakRssKiB")
+    if peaks:
+        text += f", peak RSS {max(peaks) / 1024:.1f} MiB"
+    return text
+
+
+def _header(report: dict[str, Any]) -> list[str]:
+    m = report["machine"]
+    memory = f", {m['memoryMiB'] / 1024:.1f} GiB" if m.get("memoryMiB") else ""
+    lines = [
+        f"# persyk-conformance bench, {report['startedAt'][:10]}",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores{memory}, {m['system']} {m['kernel']} "
+        f"({m['machine']}), Python {m['python']}, orjson {m.get('orjson', '?')}, inputs on "
+        f"{m['filesystem']}; load average {', '.join(str(x) for x in m['loadAverage'])} at the "
+        f"end. Suite {report['suiteVersion']}, contract {report['contractVersion']}; scale "
+        f"{report['scale']:g}, {report['repeat']} timed repetitions (after one warm-up), "
+        f"interleaved across the implementations and the floor; {report['durationSeconds']:.0f} s "
+        "in all.",
+        "",
+        "Each cell: the median time per unit, its ratio to the floor measured in the same run "
+        "(median, and min-max of the repetitions), for the info workload the adapter's peak RSS.",
+        "",
+        "| implementation | version | language | capabilities | command |",
+        "|---|---|---|---|---|",
+    ]
+    for impl in report["implementations"]:
+        hello = impl["implementation"] or {}
+        lines.append(
+            f"| {impl['label']} | {hello.get('version', '-')} | {hello.get('language', '-')} | "
+            f"{', '.join(impl['capabilities']) or '-'} | `{' '.join(impl['command'])}` |"
+        )
+    return lines
+
+
+def _input(workload: dict[str, Any]) -> str:
+    params = workload["params"]
+    counts = [f"{params[k]:,} {k}" for k in ("entries", "sessions", "seconds") if k in params]
+    return ", ".join([_size(workload["bytes"]), *counts])
+
+
+def _notes(report: dict[str, Any]) -> list[str]:
+    """Why each result that is not ok was not timed, once per implementation and reason."""
+    grouped: dict[tuple[str, str, str], list[str]] = {}
+    for workload in report["workloads"]:
+        for r in workload["results"]:
+            if r["outcome"] != "ok":
+                key = (r["implementation"], r["outcome"], r["detail"])
+                grouped.setdefault(key, []).append(workload["key"])
+    return [f"- {label}: **{outcome}** ({', '.join(keys)}): {detail}"
+            for (label, outcome, detail), keys in grouped.items()]
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    labels = [impl["label"] for impl in report["implementations"]]
+    lines = _header(report)
+    lines += ["", "| workload | unit | input | floor | " + " | ".join(labels) + " |",
+              "|---|---|---|---|" + "---|" * len(labels)]
+    for workload in report["workloads"]:
+        by_label = {r["implementation"]: r for r in workload["results"]}
+        cells = [_cell(by_label[label]) if label in by_label else "-" for label in labels]
+        floor = workload["floor"]
+        lines.append(
+            f"| {workload['key']}: {workload['title']} | {workload['unit']} | "
+            f"{_input(workload)} | {_seconds(floor['median'])} ({floor['title']}) | "
+            + " | ".join(cells) + " |"
+        )
+    notes = _notes(report)
+    if notes:
+        lines += ["", "Not timed:", "", *notes]
+    lines += ["", "Inputs (generated, seeded; the same name and SHA-256 means the same bytes):",
+              "", "| input | bytes | SHA-256 |", "|---|---|---|"]
+    lines += [f"| {item['name']} | {item['bytes']:,} | `{item['sha256']}` |"
+              for item in report["inputs"]]
+    return "\n".join(lines) + "\n"
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    lines: tuple[str, ...]
+    regressions: int
+
+
+def _by_name(report: dict[str, Any]) -> dict[str, str]:
+    """Label -> the name to match across reports: hello's name (versions may differ), with the
+    label's ``#n`` for a second adapter of the same name."""
+    names: dict[str, str] = {}
+    for impl in report["implementations"]:
+        hello = impl["implementation"]
+        base = hello["name"] if hello else impl["label"]
+        suffix = impl["label"].rpartition(" #")[2] if " #" in impl["label"] else ""
+        names[impl["label"]] = f"{base} #{suffix}" if suffix else base
+    return names
+
+
+def _results(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    names = _by_name(report)
+    return {(w["key"], names.get(r["implementation"], r["implementation"])): r
+            for w in report["workloads"] for r in w["results"]}
+
+
+def _figures(result: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
+    if result["outcome"] != "ok":
+        return None
+    if "ratio" in result:
+        return "ratio", result["ratio"]
+    return "seconds", {k: result[k] for k in ("min", "median", "max")}
+
+
+def compare(old: dict[str, Any], new: dict[str, Any], threshold: float) -> Comparison:
+    """What got slower from ``old`` to ``new`` (see the module's docstring)."""
+    lines: list[str] = []
+    if old["scale"] != new["scale"]:
+        lines.append(f"note: the scales differ ({old['scale']:g} and {new['scale']:g})")
+    old_inputs = {i["name"]: i["sha256"] for i in old["inputs"]}
+    changed = [i["name"] for i in new["inputs"] if old_inputs.get(i["name"], i["sha256"])
+               != i["sha256"]]
+    if changed:
+        lines.append(f"note: inputs with other bytes than before: {', '.join(changed)}")
+    before, regressions = _results(old), 0
+    for key, result in _results(new).items():
+        previous = before.get(key)
+        if previous is None:
+            continue
+        what = f"{key[0]}, {key[1]}"
+        if previous["outcome"] == "ok" and result["outcome"] != "ok":
+            lines.append(f"REGRESSION {what}: was ok, now {result['outcome']}: {result['detail']}")
+            regressions += 1
+            continue
+        a, b = _figures(previous), _figures(result)
+        if a is None or b is None or a[0] != b[0]:
+            continue
+        kind, was, now = a[0], a[1], b[1]
+        if now["min"] <= was["max"]:
+            continue  # within the noise: the ranges overlap
+        slower = (now["median"] / was["median"] - 1) * 100 if was["median"] > 0 else float("inf")
+        verdict = "REGRESSION" if slower > threshold else "slower"
+        regressions += verdict == "REGRESSION"
+        lines.append(
+            f"{verdict} {what}: {kind} median {was['median']:.4g} -> {now['median']:.4g} "
+            f"(+{slower:.0f}%; old range {was['min']:.4g}-{was['max']:.4g}, new "
+            f"{now['min']:.4g}-{now['max']:.4g})"
+        )
+    lines.append(
+        f"{regressions} regression(s) past {threshold:g}%"
+        if regressions else f"no regression past {threshold:g}% beyond the noise"
+    )
+    return Comparison(tuple(lines), regressions)

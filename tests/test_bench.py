@@ -1,0 +1,231 @@
+"""``persyk-conformance bench``: end to end against the reference adapter at a tiny scale (its
+figures are never asserted), wrong and slow adapters, the report's schema, ``bench compare``,
+the generated inputs' manifest, and the plots."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from persyk_conformance._bench_data import DataStore, write_text_session
+from persyk_conformance._bench_report import compare, report_problems
+from persyk_conformance._bench_run import WORKLOADS
+from persyk_conformance.cli import main
+
+TINY = ["--scale", "0.005", "--repeat", "2", "-q"]
+
+# An adapter that speaks the protocol but answers every read wrongly (or slowly, or not at all).
+FAKE = r'''
+import json, sys, time
+mode = sys.argv[1]
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["cmd"] == "hello":
+        reply = {"protocol": 1, "implementation": {"name": "fake-" + mode, "version": "0",
+                 "language": "python"}, "capabilities": ["read", "paged-read"]}
+    elif request["cmd"] == "stop":
+        break
+    else:
+        op, seq = request["op"], request["seq"]
+        if mode == "slow":
+            time.sleep(30)
+        if mode == "unsupported":
+            reply = {"seq": seq, "unsupported": True, "message": "not here"}
+        elif op == "validate":  # a valid session reported invalid
+            reply = {"seq": seq, "result": {"valid": False, "truncated": False, "errors": [
+                {"code": "RECORD_JSON_SYNTAX", "line": 2, "message": "x"}]}}
+        elif op == "context":  # the empty conversation instead of the leaf's path
+            reply = {"seq": seq, "result": {"leaf": None, "messages": [], "custom": []}}
+        elif op == "read":  # one page, then the end: entries are missing
+            reply = {"seq": seq, "result": {"entries": [], "nextCursor": None}}
+        else:
+            reply = {"seq": seq, "unsupported": True}
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+'''
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One bench run of every workload against the reference adapter, at a tiny scale."""
+    out = tmp_path_factory.mktemp("bench")
+    status = main(["bench", *TINY, "--report", str(out / "bench.json"),
+                   "--markdown", str(out / "bench.md")])
+    report: dict[str, Any] = json.loads((out / "bench.json").read_text("utf-8"))
+    return {"status": status, "report": report, "markdown": (out / "bench.md").read_text("utf-8")}
+
+
+def _fake(tmp_path: Path, mode: str) -> str:
+    script = tmp_path / "fake_adapter.py"
+    script.write_text(FAKE, "utf-8")
+    return f"{sys.executable} {script} {mode}"
+
+
+def _outcomes(report: dict[str, Any]) -> dict[str, str]:
+    return {w["key"]: r["outcome"] for w in report["workloads"] for r in w["results"]}
+
+
+def test_the_bench_times_every_workload_through_the_reference_adapter(
+    reference_run: dict[str, Any],
+) -> None:
+    report = reference_run["report"]
+    assert reference_run["status"] == 0
+    assert {w["name"] for w in report["workloads"]} == {kind.name for kind in WORKLOADS}
+    for workload in report["workloads"]:
+        (result,) = workload["results"]
+        assert result["outcome"] == "ok", (workload["key"], result["detail"])
+        assert len(result["seconds"]) == 2 and len(workload["floor"]["seconds"]) == 2
+        assert set(result["ratio"]) == {"min", "median", "max"}
+    assert report["implementations"][0]["implementation"]["name"] == "persyk-session"
+    info = next(w for w in report["workloads"] if w["name"] == "info-audio")
+    assert len(info["results"][0]["extra"]["peakRssKiB"]) == 2
+
+
+def test_the_bench_report_fits_its_schema_and_the_schema_can_refuse(
+    reference_run: dict[str, Any],
+) -> None:
+    report = reference_run["report"]
+    assert report_problems(report) == []
+    broken = copy.deepcopy(report)
+    del broken["workloads"][0]["floor"]
+    broken["workloads"][1]["results"][0]["outcome"] = "fast"
+    assert len(report_problems(broken)) == 2
+
+
+def test_the_markdown_names_the_machine_every_workload_and_every_input(
+    reference_run: dict[str, Any],
+) -> None:
+    markdown, report = reference_run["markdown"], reference_run["report"]
+    assert report["machine"]["cpu"] in markdown
+    for workload in report["workloads"]:
+        assert f"| {workload['key']}: " in markdown
+    for item in report["inputs"]:
+        assert item["sha256"] in markdown
+
+
+def test_a_wrong_answer_is_reported_invalid_and_never_timed(tmp_path: Path) -> None:
+    report_file = tmp_path / "fake.json"
+    status = main(["bench", *TINY, "--impl", _fake(tmp_path, "wrong"), "--only", "validate-*",
+                   "context-branched", "paged-walk", "info-audio", "append-single",
+                   "--report", str(report_file)])
+    report = json.loads(report_file.read_text("utf-8"))
+    assert status == 1
+    assert report_problems(report) == []
+    assert _outcomes(report) == {
+        "validate-short": "invalid", "validate-events": "invalid", "context-branched": "invalid",
+        "paged-walk": "invalid", "info-audio": "unsupported", "append-single": "unsupported",
+    }
+    for workload in report["workloads"]:
+        assert workload["results"][0]["seconds"] == []
+        assert "ratio" not in workload["results"][0]
+
+
+def test_an_adapter_past_the_deadline_is_reported_timeout(tmp_path: Path) -> None:
+    report_file = tmp_path / "slow.json"
+    status = main(["bench", *TINY, "--impl", _fake(tmp_path, "slow"), "--only", "validate-short",
+                   "--timeout", "1", "--report", str(report_file)])
+    assert status == 1
+    assert _outcomes(json.loads(report_file.read_text("utf-8"))) == {"validate-short": "timeout"}
+
+
+def test_an_unsupported_answer_is_reported_unsupported_and_exits_zero(tmp_path: Path) -> None:
+    report_file = tmp_path / "unsupported.json"
+    status = main(["bench", *TINY, "--impl", _fake(tmp_path, "unsupported"),
+                   "--only", "validate-short", "--report", str(report_file)])
+    assert status == 0
+    assert _outcomes(json.loads(report_file.read_text("utf-8"))) == {
+        "validate-short": "unsupported"}
+
+
+def _slower(report: dict[str, Any], key: str, factor: float) -> dict[str, Any]:
+    new = copy.deepcopy(report)
+    for workload in new["workloads"]:
+        if workload["key"] == key:
+            for result in workload["results"]:
+                result["ratio"] = {k: v * factor for k, v in result["ratio"].items()}
+    return new
+
+
+def test_compare_fails_on_a_regression_past_the_threshold(
+    reference_run: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    old = reference_run["report"]
+    (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
+    (tmp_path / "new.json").write_text(json.dumps(_slower(old, "context-branched", 100.0)),
+                                       "utf-8")
+    status = main(["bench", "compare", str(tmp_path / "old.json"), str(tmp_path / "new.json"),
+                   "--threshold", "20"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "REGRESSION context-branched, persyk-session" in out
+    assert main(["bench", "compare", str(tmp_path / "old.json"),
+                 str(tmp_path / "old.json")]) == 0
+
+
+def test_compare_ignores_a_slowdown_within_the_noise_and_flags_a_lost_result(
+    reference_run: dict[str, Any],
+) -> None:
+    old = reference_run["report"]
+    noisy = copy.deepcopy(old)
+    for workload in noisy["workloads"]:
+        for result in workload["results"]:
+            ratio = result["ratio"]  # the new fastest no slower than the old slowest
+            result["ratio"] = {"min": ratio["max"], "median": ratio["max"] * 1.5,
+                               "max": ratio["max"] * 2}
+    assert compare(old, noisy, 10.0).regressions == 0
+    broken = copy.deepcopy(old)
+    broken["workloads"][0]["results"][0].update(outcome="invalid", detail="wrong")
+    result = compare(old, broken, 10.0)
+    assert result.regressions == 1 and "was ok, now invalid" in result.lines[0]
+
+
+def test_generated_inputs_are_reused_only_while_their_bytes_match(tmp_path: Path) -> None:
+    first = DataStore(tmp_path).session("text", {"bytes": 70_000},
+                                        lambda p: write_text_session(p, 70_000))
+
+    def must_not_run(path: Path) -> None:
+        raise AssertionError("a matching input was generated again")
+
+    again = DataStore(tmp_path).session("text", {"bytes": 70_000}, must_not_run)
+    assert again.sha256 == first.sha256
+    with open(first.path / "session.jsonl", "r+b") as stream:
+        stream.write(b" ")  # one byte changed: the sidecar's SHA-256 no longer matches
+    regenerated = DataStore(tmp_path).session("text", {"bytes": 70_000},
+                                              lambda p: write_text_session(p, 70_000))
+    assert regenerated.sha256 == first.sha256  # seeded: the same bytes again
+    fresh = DataStore(tmp_path / "elsewhere").session("text", {"bytes": 70_000},
+                                                      lambda p: write_text_session(p, 70_000))
+    assert fresh.sha256 == first.sha256 and fresh.facts["entries"] == first.facts["entries"]
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_the_plot_is_written(reference_run: dict[str, Any], tmp_path: Path, suffix: str) -> None:
+    pytest.importorskip("matplotlib", reason="plots need the 'plot' extra (matplotlib)")
+    from persyk_conformance._bench_plot import plot_report
+
+    report = copy.deepcopy(reference_run["report"])
+    # A scaling series of two points, as --sizes makes, for the cost-against-size panel.
+    point = next(w for w in report["workloads"] if w["name"] == "validate-short")
+    for size in (10, 20):
+        report["workloads"].append({**copy.deepcopy(point), "key": f"validate-short@{size}MB",
+                                    "sizeMB": size, "bytes": point["bytes"] * size})
+    target = tmp_path / f"bench{suffix}"
+    plot_report(report, target)
+    head = target.read_bytes()[:200]
+    assert head.startswith(b"\x89PNG") if suffix == ".png" else b"<svg" in target.read_bytes()
+
+
+def test_without_matplotlib_the_bench_still_writes_its_reports_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails
+    status = main(["bench", *TINY, "--only", "retry-100", "--report", str(tmp_path / "b.json"),
+                   "--markdown", str(tmp_path / "b.md"), "--plot", str(tmp_path / "b.png")])
+    assert status == 0
+    assert (tmp_path / "b.json").is_file() and (tmp_path / "b.md").is_file()
+    assert not (tmp_path / "b.png").exists()
+    assert "pip install" in capsys.readouterr().err
