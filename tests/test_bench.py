@@ -35,6 +35,8 @@ for line in sys.stdin:
             time.sleep(30)
         if mode == "unsupported":
             reply = {"seq": seq, "unsupported": True, "message": "not here"}
+        elif op == "validate" and mode == "always-valid":  # without reading the file
+            reply = {"seq": seq, "result": {"valid": True, "truncated": False, "errors": []}}
         elif op == "validate":  # a valid session reported invalid
             reply = {"seq": seq, "result": {"valid": False, "truncated": False, "errors": [
                 {"code": "RECORD_JSON_SYNTAX", "line": 2, "message": "x"}]}}
@@ -122,6 +124,18 @@ def test_a_wrong_answer_is_reported_invalid_and_never_timed(tmp_path: Path) -> N
     for workload in report["workloads"]:
         assert workload["results"][0]["seconds"] == []
         assert "ratio" not in workload["results"][0]
+
+
+def test_an_adapter_that_answers_valid_without_reading_is_caught_by_the_probe(
+    tmp_path: Path,
+) -> None:
+    report_file = tmp_path / "always.json"
+    status = main(["bench", *TINY, "--impl", _fake(tmp_path, "always-valid"),
+                   "--only", "validate-*", "--report", str(report_file)])
+    report = json.loads(report_file.read_text("utf-8"))
+    assert status == 1
+    assert _outcomes(report) == {"validate-short": "invalid", "validate-events": "invalid"}
+    assert "not JSON was reported valid" in report["workloads"][0]["results"][0]["detail"]
 
 
 def test_an_adapter_past_the_deadline_is_reported_timeout(tmp_path: Path) -> None:

@@ -49,6 +49,19 @@ class ValidateShort(Workload):
     title = "validate a session of short records (~670 bytes; 100 MB at scale 1)"
     floor_title = PARSE_FLOOR
 
+    def probe(self, call: Call, state: Prepared, scratch: Path) -> None:
+        """The input's first lines, then one that is not JSON: an implementation that answers
+        "valid" without reading is caught here."""
+        broken = scratch / "probe"
+        broken.mkdir(parents=True, exist_ok=True)
+        with open(state.first.path / "session.jsonl", "rb") as stream:
+            head = b"".join(stream.readline() for _ in range(3))
+        (broken / "session.jsonl").write_bytes(head + b"{not json}\n")
+        result = call("validate", {"session": str(broken)})
+        no_error(result, "validate")
+        expect(result.get("valid") is False,
+               "a session whose line 4 is not JSON was reported valid")
+
     def prepare(self, store: DataStore) -> Prepared:
         size = self.target_bytes(100)
         item = store.session("text", {"bytes": size}, lambda p: write_text_session(p, size))

@@ -207,9 +207,12 @@ def _run_workload(
             one.detail = f"the adapter does not declare the capability {workload.capability!r}"
         else:
             one.state = workload.setup(prepared, work / f"impl{number}")
-    if config.warmup:
-        for one in series:
-            show(f"{workload.key}: {one.impl.label} warm-up")
+    for number, one in enumerate(series):
+        if one.outcome == "ok":
+            show(f"{workload.key}: {one.impl.label} probe" + (" and warm-up" * config.warmup))
+            _repetition(workload, one, config.timeout,
+                        record=False, probe=work / f"probe{number}")
+        if config.warmup:
             _repetition(workload, one, config.timeout, record=False)
     floor: list[float] = []
     for rep in range(1, config.repeat + 1):
@@ -221,14 +224,20 @@ def _run_workload(
     return _workload_json(workload, prepared, floor, series)
 
 
-def _repetition(workload: Workload, one: _Series, timeout: float, *, record: bool) -> None:
-    """One repetition of one implementation; a failure ends its series (outcome, detail)."""
+def _repetition(
+    workload: Workload, one: _Series, timeout: float, *, record: bool, probe: Path | None = None
+) -> None:
+    """One repetition of one implementation (or, with ``probe``, the workload's untimed probe
+    in that scratch directory); a failure ends its series (outcome, detail)."""
     if one.outcome != "ok":
         return
     adapter = one.impl.adapter
     try:
         if workload.fresh_process or not adapter.alive:
             adapter.start(min(timeout, 60.0))
+        if probe is not None:
+            workload.probe(Call(adapter, timeout), one.state, probe)
+            return
         seconds, extra = workload.measure(Call(adapter, timeout), one.state)
     except Invalid as exc:
         one.outcome, one.detail = "invalid", str(exc)

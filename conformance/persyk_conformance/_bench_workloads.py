@@ -126,6 +126,12 @@ class Workload(ABC):
         Read workloads share the generated input and need none."""
         return prepared
 
+    def probe(self, call: Call, state: Any, scratch: Path) -> None:
+        """Before the warm-up, untimed: questions whose answer a constant cannot fake (a
+        broken file for a validation workload); raises Invalid. Most workloads need none: their
+        answers carry the input's own data."""
+        return None
+
     @abstractmethod
     def floor(self, prepared: Prepared, state: Any) -> float:
         """Seconds per unit of the floor, measured now."""
