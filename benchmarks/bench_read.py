@@ -9,7 +9,6 @@ PERSYK_BENCH_CONTEXT_ENTRIES (default 100000), PERSYK_BENCH_OPEN_MB (default 102
 
 from __future__ import annotations
 
-import mmap
 import os
 import subprocess
 import sys
@@ -17,46 +16,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+from persyk_conformance._bench_floors import parse_every_line, parse_every_line_mapped
 from persyk_session._store import open_session
 from persyk_session.operations import op_context
 
 from benchmarks._sessions import audio_heavy_session, branched_session, size_from_env, text_session
 
 CHUNK = 1 << 20
-
-
-def _parse_every_line(path: Path) -> int:
-    """The floor: read the file in chunks, split on LF and parse each line with orjson."""
-    count = 0
-    rest = b""
-    with open(path, "rb") as stream:
-        while chunk := stream.read(CHUNK):
-            lines = (rest + chunk).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                orjson.loads(line)
-                count += 1
-    return count
-
-
-def _parse_every_line_mapped(path: Path) -> int:
-    """The floor for very long lines: map the file and parse each line from one copy.
-
-    Chunked splitting copies a line that spans chunks twice; for 700 KB records that copying,
-    not parsing, dominated, which would flatter the implementation. Each group uses the faster
-    of the two floors for its input shape (measured: chunks win for short lines, the map for
-    long ones).
-    """
-    count = 0
-    with open(path, "rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        find, loads, start = mm.find, orjson.loads, 0
-        while (end := find(b"\n", start)) >= 0:
-            loads(mm[start:end])
-            count += 1
-            start = end + 1
-    return count
+# The floors are shared with `persyk-conformance bench`: chunked parsing for short lines, a
+# memory map for lines of hundreds of KB (chunked splitting copies a long line twice, which
+# would flatter the implementation). Each group uses the faster of the two for its input shape.
 
 
 def _read_every_byte(path: Path) -> int:
@@ -90,7 +60,7 @@ def audio_dir() -> Path:
 
 @pytest.mark.benchmark(group="validate")
 def test_floor_orjson_parse_every_line(benchmark: Any, text_dir: Path) -> None:
-    lines = benchmark.pedantic(_parse_every_line, args=(text_dir / "session.jsonl",), rounds=3)
+    lines = benchmark.pedantic(parse_every_line, args=(text_dir / "session.jsonl",), rounds=3)
     benchmark.extra_info["records"] = lines
     benchmark.extra_info["MB"] = round((text_dir / "session.jsonl").stat().st_size / 2**20)
 
@@ -105,7 +75,7 @@ def test_validate_session(benchmark: Any, text_dir: Path) -> None:
 @pytest.mark.benchmark(group="validate-large-records")
 def test_floor_orjson_parse_large_records(benchmark: Any, large_records_dir: Path) -> None:
     path = large_records_dir / "session.jsonl"
-    lines = benchmark.pedantic(_parse_every_line, args=(path,), rounds=3)
+    lines = benchmark.pedantic(parse_every_line, args=(path,), rounds=3)
     benchmark.extra_info["records"] = lines
     benchmark.extra_info["MB"] = round(path.stat().st_size / 2**20)
 
@@ -119,7 +89,7 @@ def test_validate_large_records(benchmark: Any, large_records_dir: Path) -> None
 
 @pytest.mark.benchmark(group="context")
 def test_floor_orjson_parse_branched(benchmark: Any, branched_dir: Path) -> None:
-    benchmark.pedantic(_parse_every_line, args=(branched_dir / "session.jsonl",), rounds=3)
+    benchmark.pedantic(parse_every_line, args=(branched_dir / "session.jsonl",), rounds=3)
 
 
 @pytest.mark.benchmark(group="context")
@@ -151,7 +121,7 @@ def test_floor_orjson_parse_audio_heavy(benchmark: Any, audio_dir: Path) -> None
     # Opening validates every record, so the floor parses every line (reading alone is in
     # extra_info for scale: the page cache serves it at memory speed).
     path = audio_dir / "session.jsonl"
-    benchmark.pedantic(_parse_every_line_mapped, args=(path,), rounds=2)
+    benchmark.pedantic(parse_every_line_mapped, args=(path,), rounds=2)
     began = time.perf_counter()
     total = _read_every_byte(path)
     benchmark.extra_info["read_only_s"] = round(time.perf_counter() - began, 3)

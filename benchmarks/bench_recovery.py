@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance._bench_floors import preserve_and_cut
+from persyk_conformance._bench_writes import FRAGMENT
 from persyk_session._recovery import _read_tail, recover
 from persyk_session._recovery_plan import classify_fragment
 from persyk_session._store import open_session
 
 from benchmarks._sessions import size_from_env, text_session
-
-FRAGMENT = b'{"type":"message","id":"torn","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"cut her'  # noqa: E501
 
 
 @pytest.fixture(scope="module")
@@ -52,23 +52,10 @@ def test_recovery_floor_preserve_and_cut(benchmark: Any, large: Path, tmp_path: 
         keep.unlink(missing_ok=True)
         return (), {}
 
-    def preserve_and_cut() -> None:
-        size = file.stat().st_size
-        fd = os.open(file, os.O_RDWR)
-        try:
-            tail = os.pread(fd, len(FRAGMENT), size - len(FRAGMENT))
-            out = os.open(keep, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                os.write(out, tail)
-                os.fsync(out)
-            finally:
-                os.close(out)
-            os.ftruncate(fd, size - len(FRAGMENT))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def cut() -> None:
+        preserve_and_cut(file, len(FRAGMENT), keep)
 
-    benchmark.pedantic(preserve_and_cut, setup=tear, rounds=20)
+    benchmark.pedantic(cut, setup=tear, rounds=20)
     benchmark.extra_info["bytes"] = file.stat().st_size
 
 

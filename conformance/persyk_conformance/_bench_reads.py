@@ -10,6 +10,7 @@ from typing import Any
 
 from ._bench_data import (
     DataStore,
+    Input,
     write_audio_session,
     write_branched_session,
     write_text_session,
@@ -34,6 +35,13 @@ def _timed(function: Any, *args: Any) -> float:
     began = time.perf_counter()
     function(*args)
     return time.perf_counter() - began
+
+
+def _branched(store: DataStore, scale: float) -> Input:
+    """The branched session of the context and paged-read workloads (100,000 entries)."""
+    entries = scaled(100_000, scale, 200)
+    return store.session("branched", {"entries": entries},
+                         lambda p: write_branched_session(p, entries))
 
 
 def _validate(call: Call, prepared: Prepared) -> tuple[float, dict[str, Any]]:
@@ -91,11 +99,9 @@ class ContextBranched(Workload):
     floor_title = PARSE_FLOOR
 
     def prepare(self, store: DataStore) -> Prepared:
-        entries = scaled(100_000, self.scale, 200)
-        item = store.session("branched", {"entries": entries},
-                             lambda p: write_branched_session(p, entries))
-        return Prepared((item,), item.bytes,
-                        {"entries": entries, "onPath": len(item.facts["path"])})
+        item = _branched(store, self.scale)
+        return Prepared((item,), item.bytes, {"entries": item.facts["entries"],
+                                              "onPath": len(item.facts["path"])})
 
     def floor(self, prepared: Prepared, state: Any) -> float:
         return _timed(parse_every_line, prepared.first.path / "session.jsonl")
@@ -149,10 +155,9 @@ class PagedWalk(Workload):
     floor_title = PARSE_FLOOR
 
     def prepare(self, store: DataStore) -> Prepared:
-        entries = scaled(100_000, self.scale, 200)
-        item = store.session("branched", {"entries": entries},
-                             lambda p: write_branched_session(p, entries))
-        return Prepared((item,), item.bytes, {"entries": entries, "pageSize": PAGE_SIZE})
+        item = _branched(store, self.scale)
+        return Prepared((item,), item.bytes,
+                        {"entries": item.facts["entries"], "pageSize": PAGE_SIZE})
 
     def floor(self, prepared: Prepared, state: Any) -> float:
         return _timed(parse_every_line, prepared.first.path / "session.jsonl")
