@@ -25,6 +25,7 @@ from . import __version__
 from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from ._bench_cli import register as register_bench_commands
 from ._cases import CaseError, load_cases
+from ._compare import register as register_compare_command
 from ._contract_cli import register as register_contract_commands
 from ._harness import harness_cases
 from ._harness_dsh import DSH_HARNESS_CHECKS, dsh_harness_results
@@ -454,6 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check_fixtures(sub)
     register_contract_commands(sub)  # diff, release (docs/maintainers.md)
     register_bench_commands(sub, REFERENCE_ADAPTER)  # bench, bench compare (docs/performance.md)
+    register_compare_command(sub)  # compare REPORT... (docs/implementers.md)
     return parser
 
 
