@@ -301,6 +301,7 @@ def finish_capture(
     capture: Capture,
     *,
     gaps: Sequence[dict[str, Any]] = (),
+    incomplete: bool = False,
     id: str | None = None,
     timestamp: str | None = None,
     timeout: float | None = None,
@@ -326,7 +327,8 @@ def finish_capture(
                 os.fsync(capture.fd)
             except OSError:
                 raise _fail(Code.IO_FAILED, "writing the WAV sizes failed") from None
-        outcome = "incomplete" if reported else "complete"
+        # RT-20: an uncertain removal ends the recording incomplete even without a gap.
+        outcome = "incomplete" if reported or incomplete else "complete"
         entry_id = id or str(uuid.uuid4())
         record_time = timestamp or now_timestamp()
 

@@ -99,6 +99,7 @@ class Code(enum.StrEnum):
     WAV_UNRECOVERABLE = "WAV_UNRECOVERABLE"
     DELETE_NOT_CONFIRMED = "DELETE_NOT_CONFIRMED"
     HANDLE_INVALID = "HANDLE_INVALID"
+    CAPTURE_BACKPRESSURE = "CAPTURE_BACKPRESSURE"
     # --- roots and search (phase: search) -------------------------------------------------
     SETTINGS_INVALID = "SETTINGS_INVALID"
     ROOT_MISSING = "ROOT_MISSING"

@@ -7,8 +7,12 @@ thing that happens, each at a virtual time ``at`` (milliseconds from the replay'
 * ``{"at", "connection", "direction": "received"|"send_attempt"|"send_failed", "event": {...}}``:
   one observation of a provider event (received) or of a client event (attempted or failed);
 * ``{"at", "audio": {"pcm16_b64": "..."}}``: frames the local capture wrote;
-* ``{"at", "local": "stop"|"remove", ...}``: a local command;
-* ``{"at", "fault": "persistence"}``: the next append fails.
+* ``{"at", "local": "stop"|"remove"|"copy", ...}``: a local command (``remove`` names the
+  provider item of a published message, ``message``, and optionally the delete's ``eventId``);
+* ``{"at", "clock": "tick"}``: time passes, nothing happens (timers may fire);
+* ``{"at", "disk": "stall"|"resume"}``: the writer blocks, or runs again (CAP-11);
+* ``{"at", "fault": "persistence"|"publication"|"clipboard"}``: the next append (of any record,
+  or of a message or removal) fails, or the next copy fails.
 
 :func:`plan_replay` turns the script into the records to append, in order, each without the
 envelope members (``id``, ``parentId``, ``timestamp``) that the I/O edge gives it when it
@@ -45,7 +49,14 @@ __all__ = [
 _DIRECTIONS: Mapping[str, str] = {
     "received": "incoming", "send_attempt": "outgoing", "send_failed": "outgoing",
 }
-_KINDS = ("open", "direction", "audio", "local", "fault")
+_KINDS = ("open", "direction", "audio", "local", "fault", "clock", "disk")
+# The values each kind of line may take (docs/realtime.md).
+_VALUES: Mapping[str, frozenset[str]] = {
+    "local": frozenset({"stop", "remove", "copy"}),
+    "fault": frozenset({"persistence", "publication", "clipboard"}),
+    "clock": frozenset({"tick"}),
+    "disk": frozenset({"stall", "resume"}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +65,9 @@ class ScriptLine:
 
     line: int
     at: int
-    kind: str  # open | direction | audio | local | fault
+    kind: str  # open | direction | audio | local | fault | clock | disk
     body: Mapping[str, Any]
+    size: int = 0  # the line's bytes: an observation's size in the queue (CAP-11)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +95,7 @@ def _usage(line: int, what: str) -> UsageError:
     return UsageError(Code.USAGE, f"the script's line {line} {what}")
 
 
-def _script_line(number: int, obj: Any) -> ScriptLine:
+def _script_line(number: int, obj: Any, size: int = 0) -> ScriptLine:
     if not isinstance(obj, dict):
         raise _usage(number, "is not a JSON object")
     at = obj.get("at")
@@ -93,6 +105,10 @@ def _script_line(number: int, obj: Any) -> ScriptLine:
     if len(kinds) != 1:
         raise _usage(number, "needs exactly one of open, direction, audio, local, fault")
     kind = kinds[0]
+    if kind in _VALUES and obj[kind] not in _VALUES[kind]:
+        raise _usage(number, f"has an unknown '{kind}' (one of {', '.join(sorted(_VALUES[kind]))})")
+    if kind == "local" and obj["local"] == "remove" and not isinstance(obj.get("message"), str):
+        raise _usage(number, "removes no 'message' (the provider item id of a message)")
     if kind in ("open", "direction") and not isinstance(obj.get("connection"), str):
         raise _usage(number, "needs a 'connection' (a string)")
     if kind == "direction" and (
@@ -103,7 +119,7 @@ def _script_line(number: int, obj: Any) -> ScriptLine:
                              "event object with a string type")
     if kind == "open" and not isinstance(obj["open"], dict):
         raise _usage(number, "has an 'open' that is not an object")
-    return ScriptLine(number, at, kind, obj)
+    return ScriptLine(number, at, kind, obj, size)
 
 
 def parse_script(data: bytes) -> list[ScriptLine]:
@@ -116,7 +132,7 @@ def parse_script(data: bytes) -> list[ScriptLine]:
             obj = json.loads(raw)
         except ValueError:
             raise _usage(number, "is not JSON") from None
-        line = _script_line(number, obj)
+        line = _script_line(number, obj, len(raw))
         if lines and line.at < lines[-1].at:
             raise _usage(number, "goes back in time")
         lines.append(line)
@@ -199,9 +215,12 @@ class CaptureFrames:
 
 @dataclass(frozen=True, slots=True)
 class StopCapture:
-    """The capture ends here (a ``stop`` line, or the end of the script)."""
+    """The capture ends here (a ``stop`` line, or the end of the script), with the gaps the
+    ordering engine closed (CAP-15) and whether the outcome is forced incomplete (RT-20)."""
 
     line: int
+    gaps: tuple[Any, ...] = ()
+    incomplete: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +264,15 @@ class _Planner:
         self.pending: list[tuple[ScriptLine, str, bytes, int]] = []
         self.fail_next: int | None = None  # the line of a fault: the next append fails
         self.stopped = False
+
+    def open(self, line: ScriptLine) -> PlannedRecord:
+        """RT-34: a connection's ``api_connection``, once per connection id."""
+        connection = line.body["connection"]
+        if connection in self.connections.opened:
+            raise _usage(line.line, "opens a connection that is already open (RT-34)")
+        self.connections.opened.add(connection)
+        fails, self.fail_next = self.fail_next, None
+        return PlannedRecord(line.at, line.line, _api_connection(line), (), fails)
 
     def observe(self, line: ScriptLine) -> Iterator[PlannedRecord]:
         connection = line.body["connection"]
@@ -321,16 +349,10 @@ def plan_replay(
     planner = _Planner(start, recording)
     for line in lines:
         if line.kind == "fault":
-            if line.body["fault"] != "persistence":
-                raise _usage(line.line, "names an unknown fault")
-            planner.fail_next = line.line
+            if line.body["fault"] == "persistence":  # the others concern ordering (_replay_drive)
+                planner.fail_next = line.line
         elif line.kind == "open":
-            connection = line.body["connection"]
-            if connection in planner.connections.opened:
-                raise _usage(line.line, "opens a connection that is already open (RT-34)")
-            planner.connections.opened.add(connection)
-            fails, planner.fail_next = planner.fail_next, None
-            yield PlannedRecord(line.at, line.line, _api_connection(line), (), fails)
+            yield planner.open(line)
         elif line.kind == "direction":
             yield from planner.observe(line)
         elif line.kind == "audio":

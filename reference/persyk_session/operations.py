@@ -35,6 +35,8 @@ from ._capture_ops import (
 from ._context import (
     DEFAULT_TARGET,
     TARGETS,
+    LeafSelector,
+    ancestry,
     effective_history,
     select_leaf,
     to_generic_context,
@@ -342,6 +344,19 @@ def op_open_result(args: dict[str, Any]) -> dict[str, Any]:
         return _error(error.diagnostics[0])
 
 
+# CAP-16: the records a restart reads again (evidence, messages and removals of the ancestry).
+_RESTART_TYPES = frozenset({"realtime_event", "message", "message.removed"})
+
+
+def _realtime_ancestry(opened: OpenSession, leaf: LeafSelector) -> list[dict[str, Any]]:
+    """The evidence, messages and removals on the continuation's ancestry, root first."""
+    if leaf.kind != "id":
+        return []
+    chain = [meta for meta in ancestry(opened.index, leaf.id) if meta.type in _RESTART_TYPES]
+    with opened.bodies() as load:
+        return [load(meta) for meta in chain]
+
+
 def op_replay(args: dict[str, Any]) -> dict[str, Any]:
     """Play a provider-event script into the session from the caller's explicit leaf (RT-3..RT-10,
     RT-34..RT-37), with a capture of ``recording`` beside it when given: ``{"appended",
@@ -362,7 +377,7 @@ def op_replay(args: dict[str, Any]) -> dict[str, Any]:
     recording = string_arg(args, "recording", required=False)
     try:
         result = replay(session, data, leaf, start, recording=recording,
-                        timeout=_lock_timeout(args))
+                        timeout=_lock_timeout(args), prior=_realtime_ancestry(opened, leaf))
     except ContractError as error:
         return _error(error.diagnostics[0])
     return result.to_json()
