@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
 from persyk_session._ordering import OrderingEngine
 from persyk_session._ordering_model import (
     ORDERED_ITEMS,

@@ -51,9 +51,9 @@ RULE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "search"})
 # with the realtime capability.
 RULE_SECTIONS_OF_PHASE: Mapping[str, frozenset[str]] = {"capture": frozenset({"AST", "CAP"})}
 # The realtime evidence rules have cases since contract 1.4.0 (the sanitize and realtime
-# capabilities); ordered publication (RT-12..RT-28) comes with its own cases.
+# capabilities), ordered publication (RT-12..RT-28, CAP-11..CAP-16) since 1.7.0.
 RULES_WITH_CASES: frozenset[str] = frozenset(
-    {f"RT-{n}" for n in range(1, 12)} | {f"RT-{n}" for n in range(29, 39)}
+    {f"RT-{n}" for n in range(1, 39)} | {f"CAP-{n}" for n in range(11, 17)}
 )
 # Codes of these phases must each be expected by a case.
 CODE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "search", "usage", "capture"})
@@ -70,13 +70,6 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "implementation strategy)",
     "DIAG-7": "exit statuses belong to the command line; the adapter protocol carries results, "
     "so the CLI's own tests check them",
-    "CAP-11": "realtime queue limits: cases come with the realtime capability (issue 13/14)",
-    "CAP-14": "the stop deadline of realtime work: cases come with the realtime capability "
-    "(issue 13/14)",
-    "CAP-15": "closing gaps and publishing on stop: cases come with the realtime capability "
-    "(issue 13/14)",
-    "CAP-16": "restart reporting of realtime work: cases come with the realtime capability "
-    "(issue 13/14)",
     "CAP-17": "the default write root is a setting of roots and search: cases come with the "
     "search capability (issue 12)",
     "CAP-18": "that storing a block implies no execution is not observable in a result",
@@ -288,8 +281,8 @@ def _level_problems(
 
 
 def expected_codes(manifest: Mapping[str, Any]) -> set[str]:
-    """The diagnostic codes a manifest's steps expect (in ``error`` and ``errors``, and in a
-    search result's ``diagnostics`` with their ``cause``)."""
+    """The diagnostic codes a manifest's steps expect (in ``error`` and ``errors``, in a
+    search result's ``diagnostics`` with their ``cause``, and in a replay's ``halted``)."""
     codes: set[str] = set()
     for step in manifest["steps"]:
         expect = step["expect"]
@@ -300,6 +293,8 @@ def expected_codes(manifest: Mapping[str, Any]) -> set[str]:
             faults.extend(expect["errors"])
         if isinstance(expect.get("diagnostics"), list):
             faults.extend(expect["diagnostics"])
+        if isinstance(expect.get("halted"), dict):
+            faults.append(expect["halted"])
         codes.update(f["code"] for f in faults if isinstance(f, dict) and "code" in f)
         codes.update(f["cause"] for f in faults if isinstance(f, dict) and "cause" in f)
     return codes

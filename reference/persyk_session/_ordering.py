@@ -90,6 +90,7 @@ class OrderingEngine:
     pending: list[_Item] = field(default_factory=list)  # RT-12: unsettled, predecessor order
     settled: dict[str, str] = field(default_factory=dict)  # item -> published | gap
     alive: list[str] = field(default_factory=list)  # published, not removed (RT-26)
+    published: list[str] = field(default_factory=list)  # every item published, in order
     gaps: list[Gap] = field(default_factory=list)
     unsaved: list[str] = field(default_factory=list)  # closed while provisional (RT-24)
     speech: dict[str, list[int | None]] = field(default_factory=dict)  # item -> [start, end]
@@ -216,8 +217,10 @@ class OrderingEngine:
             entry.resolution = "not-a-message"  # settles in its place, publishes nothing
         elif entry.role == "user":
             text = _user_text(item)
-            if text is not None:
+            if text is not None:  # typed: resolved when placed
                 self._complete(entry, at, text, effects)
+                if entry.resolution is None:
+                    entry.resolution, entry.resolved_at = _MESSAGE, at
         self.pending.insert(self._position(event.get("previous_item_id")), entry)
 
     def _position(self, previous: object) -> int:
@@ -251,6 +254,7 @@ class OrderingEngine:
         if entry.resolution == _MESSAGE:
             self.settled[entry.id] = "published"
             self.alive.append(entry.id)
+            self.published.append(entry.id)
             self.connections[entry.id] = entry.connection
             effects.append(PublishMessage(at, entry.resolved_at, entry.id, entry.connection,
                                           entry.role, entry.text or "", entry.response_id))
@@ -331,9 +335,11 @@ class OrderingEngine:
         status = response.get("status")
         output = response.get("output")
         for item in output if isinstance(output, list) else ():
-            entry = self._pending(item.get("id") if isinstance(item, dict) else None)
+            item_id = item.get("id") if isinstance(item, dict) else None
+            entry = self._pending(item_id)
             if entry is None or entry.resolution is not None or entry.role != "assistant":
-                self.evidence_only += entry is not None
+                # RT-16, RT-17: a repeated or late response.done; RT-27: an item never placed
+                self.evidence_only += entry is not None or item_id in self.settled
                 continue
             entry.response_id = str(response.get("id"))
             if status == "completed":

@@ -75,14 +75,20 @@ def ordering_report(
     engine = driver.engine
     stopped = None if engine.stopped is None or engine.phase != "closed" else {
         "reason": engine.stopped[0], "atMs": engine.stopped[1], "closedMs": engine.closed_at}
+    # A halt can leave effects the engine decided but the shell never performed: what was to be
+    # published stays unsaved (RT-24), a removal the provider confirmed is not yet applied.
+    saved = {entry["item"] for entry in published}
+    applied = {entry["item"] for entry in removed}
+    unsaved = [item for item in engine.published if item not in saved]
+    outcomes = {item: "acknowledged" if outcome == "removed" and item not in applied else outcome
+                for item, outcome in engine.outcomes.items()}
     return {
         "published": published,
-        "provisional": engine.provisional(),
+        "provisional": unsaved + engine.provisional(),
         "gaps": [_gap_json(gap) for gap in engine.gaps],
-        "removals": [{"item": item, "outcome": outcome}
-                     for item, outcome in engine.outcomes.items()],
+        "removals": [{"item": item, "outcome": outcome} for item, outcome in outcomes.items()],
         "removed": removed,
-        "canonical": list(engine.alive),
+        "canonical": [item for item in engine.alive if item in saved or item not in unsaved],
         "copies": copies,
         "evidenceOnly": engine.evidence_only,
         "stopped": stopped,
