@@ -51,7 +51,7 @@ RULE_PHASES: frozenset[str] = frozenset({"read", "append", "recover", "search"})
 # with the realtime capability.
 RULE_SECTIONS_OF_PHASE: Mapping[str, frozenset[str]] = {"capture": frozenset({"AST", "CAP"})}
 # The realtime evidence rules have cases since contract 1.4.0 (the sanitize and realtime
-# capabilities), ordered publication (RT-12..RT-28, CAP-11..CAP-16) since 1.7.0.
+# capabilities), ordered publication (RT-12..RT-28, CAP-11..CAP-16) since 1.8.0.
 RULES_WITH_CASES: frozenset[str] = frozenset(
     {f"RT-{n}" for n in range(1, 39)} | {f"CAP-{n}" for n in range(11, 17)}
 )
