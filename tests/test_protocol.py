@@ -116,6 +116,27 @@ def test_decode_reply_rejects_malformed_replies(line: bytes, error: type, detail
 
 
 @pytest.mark.parametrize(
+    ("result", "detail"),
+    [
+        # pi accepts ids outside the Id syntax: the leaf is named, not the whole result.
+        ({"leaf": "-x", "messages": [], "custom": []}, "/leaf: \"-x\" does not match"),
+        ({"leaf": None, "messages": [{"id": "a", "type": "message"}]},
+         "/messages/0: \"message\" is a required property"),
+        ({"error": {"code": "x", "message": "m"}}, "/error/code: \"x\" does not match"),
+    ],
+    ids=["bad-leaf", "item-without-message", "bad-code"],
+)
+def test_a_result_breaking_a_oneof_is_explained_by_its_closest_alternative(
+    result: dict[str, object], detail: str
+) -> None:
+    line = orjson.dumps({"seq": 1, "result": result}) + b"\n"
+    with pytest.raises(ProtocolViolation) as caught:
+        decode_reply(line, seq=1, op="context")
+    assert detail in str(caught.value)
+    assert "is not valid under any of the schemas" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
     ("hello", "detail"),
     [
         ({"protocol": 2, "implementation": {"name": "x", "version": "1", "language": "c"},

@@ -167,11 +167,27 @@ def schema_problems(validator: jsonschema_rs.Validator, instance: Any, limit: in
     """Readable schema violations (at most ``limit``), each led by the instance's JSON pointer."""
     problems: list[str] = []
     for error in validator.iter_errors(instance):
-        where = "/" + "/".join(str(part) for part in error.instance_path)
-        problems.append(f"{where}: {error.message}")
+        problems.extend(_closest(error))
         if len(problems) >= limit:
             break
-    return problems
+    return problems[:limit]
+
+
+_WRONG_BRANCH = frozenset({"Type", "Constant", "Enum"})
+
+
+def _closest(error: jsonschema_rs.ValidationError) -> list[str]:
+    """A failed oneOf/anyOf is explained by its closest alternative (the one with the fewest
+    errors), recursively: "/leaf: '-x' does not match '^[A-Za-z0-9]...'" rather than "/: {the
+    whole result} is not valid under any of the schemas listed in the 'oneOf' keyword"."""
+    branches = getattr(error.kind, "context", None)
+    if branches:
+        # Fewest errors first; on a tie, an alternative of another type or const is farther.
+        closest = min(branches, key=lambda errors: (
+            len(errors), sum(type(e.kind).__name__ in _WRONG_BRANCH for e in errors)))
+        return [problem for inner in closest for problem in _closest(inner)]
+    where = "/" + "/".join(str(part) for part in error.instance_path)
+    return [f"{where}: {error.message}"]
 
 
 # An integer of 20 or more digits may lie beyond 64 bits, where orjson reads a float: such lines
