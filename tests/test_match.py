@@ -23,10 +23,20 @@ MATCHES = [
     ("exact-scalar", {"$exact": "x"}, "x"),
     ("exact-is-not-an-operator-beside-other-keys", {"$exact": 1, "a": 2},
      {"$exact": 1, "a": 2, "b": 3}),
+    # REC-9 decision: a double-based reader keeps an integer beyond 2^53 as the nearest double,
+    # and JavaScript prints that double 12345678901234567000 (G-100 for pi, contract 1.9.0).
+    ("integer-beyond-2^53-as-its-double", {"$exact": {"account": 12345678901234567890}},
+     {"account": 12345678901234567000}),
+    ("integer-beyond-2^53-as-a-float", 12345678901234567890, 1.2345678901234567e19),
+    ("2^53+1-rounds-to-2^53", -9007199254740993, -9007199254740992),
 ]
 
 MISMATCHES = [
     ("true-is-not-1", True, 1, "(root)"),
+    ("integer-beyond-2^53-against-another-double", 12345678901234567890, 12345678901234580000,
+     "(root)"),
+    ("below-2^53-exact", 9007199254740991, 9007199254740990, "(root)"),
+    ("beyond-every-double", 10**400, 1e308, "(root)"),
     ("1-is-not-true", 1, True, "(root)"),
     ("false-is-not-0", {"v": False}, {"v": 0}, "/v"),
     ("string-is-not-number", "1", 1, "(root)"),

@@ -7,7 +7,8 @@ docs/fixtures.md:
   (extra actual keys are allowed);
 * an expected list matches an actual list of the same length, element by element;
 * anything else matches by JSON equality: ``1`` equals ``1.0``, but ``true`` is not ``1`` and
-  ``"1"`` is not ``1``.
+  ``"1"`` is not ``1``; an integer beyond 2^53 equals every number that rounds to the same
+  double (REC-9's decision: a double-based implementation keeps the nearest double).
 
 Five operators exist. ``{"$matches": P}`` matches a string in which the regular expression P
 (ECMA-262 and Python alike: anchor with ``^`` and ``(?![\\s\\S])``) finds a match, for values
@@ -123,11 +124,26 @@ def _json_equal(expected: Any, actual: Any) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(expected) is type(actual) and expected == actual
     if isinstance(expected, int | float) and isinstance(actual, int | float):
-        return expected == actual
+        return expected == actual or _same_double(expected, actual)
     if isinstance(expected, dict | list) or isinstance(actual, dict | list):
         # Only reached for an actual container against a scalar pattern.
         return False
     return type(expected) is type(actual) and expected == actual
+
+
+# Integers up to 2^53 are exact in a double; beyond it, REC-9's decision lets an implementation
+# keep the nearest double (12345678901234567890 reads as 12345678901234567000), so a number there
+# matches every number that rounds to the same double (contract 1.9.0).
+_EXACT_IN_A_DOUBLE = 2**53
+
+
+def _same_double(expected: int | float, actual: int | float) -> bool:
+    if not any(isinstance(n, int) and abs(n) > _EXACT_IN_A_DOUBLE for n in (expected, actual)):
+        return False
+    try:
+        return float(expected) == float(actual)
+    except OverflowError:  # beyond any double: REC-8 refuses it, so no result can hold it
+        return False
 
 
 def _differs(path: str, wanted: str, actual: Any) -> str:

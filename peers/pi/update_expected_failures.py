@@ -41,10 +41,6 @@ GROUPS: dict[str, str] = {
     "clears it; pi has no archive flag at all (the adapter reports archived: false).",
     "label": "pi's label index drops a label whose text is falsy (`if (entry.label)`), so an "
     "empty string clears the label instead of being one.",
-    "numbers": "JavaScript numbers: JSON.parse keeps an integer literal beyond 2^53 as the "
-    "nearest double, 12345678901234567890 comes back as 12345678901234567000. docs/spec.md "
-    "(REC-9 decision) allows exactly this for a double-based reader, but the case compares "
-    "exactly (reported to the lead).",
     "generic": "pi's provider-neutral conversion, convertToLlm(), passes a tool result message "
     "through unchanged, details included (pi's providers drop details when they serialise a "
     "request; the generic view keeps it).",
@@ -106,7 +102,6 @@ SHORT: dict[str, str] = {
     "lenient": "pi reports none of the planted record and entry faults (valid: true)",
     "session_info": "pi's session name and archive flag are not Persyk's",
     "label": "an empty label clears the label in pi",
-    "numbers": "an integer beyond 2^53 comes back as the nearest double",
     "generic": "convertToLlm keeps a tool result's details",
     "hang": "pi loops forever on an entry that is its own parent",
     "throws": "pi throws a TypeError on a null record or a missing message",
@@ -119,7 +114,7 @@ REMOVED = ("CTX-6", "CTX-7", "CTX-22", "TREE-8")
 # Cases whose failure is not one rule's check: each named by hand.
 CASES: dict[str, str] = {
     "G-031": "session_info", "G-032": "session_info", "G-108": "session_info",
-    "G-034": "label", "G-100": "numbers", "G-110": "generic",
+    "G-034": "label", "G-110": "generic",
     "R-402": "hang", "R-410": "hang",
     "R-042": "throws", "R-211": "throws", "R-297": "throws",
     "H-001": "lenient", "H-002": "lenient",
