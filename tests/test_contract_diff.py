@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from persyk_conformance._contract_cli import diff_sides
-from persyk_conformance._contract_diff import READERS, WRITERS, ContractDiff
+from persyk_conformance._contract_diff import READERS, WRITERS, ContractDiff, changes_since
 from persyk_conformance._contract_evidence import Implementation
 from persyk_conformance._contract_report import diff_to_json, render_diff_markdown
 from persyk_conformance._contract_sides import ContractSide, load_side
@@ -254,3 +254,17 @@ def test_command_line_exit_statuses_and_markdown_summary_first(
     assert re.match(r"## Contract diff: .* \*\*compatible\*\*", out)
     assert main(["diff", "no-such-revision", str(head_dir), "--repo", str(head_dir)]) == 2
     assert "no-such-revision" in capsys.readouterr().err
+
+
+def test_the_sections_since_the_release_are_read_together() -> None:
+    # Two steps landed since the 1.6.0 release: 1.8.0 breaking, then 1.9.0 compatible. The diff
+    # spans both, so the breaking note of 1.8.0 counts although 1.9.0 is on top.
+    changes = (
+        "# Changes\n\n## 1.9.0\n\ncompatible matching\n\n## 1.8.0\n\nbreaking for writers\n\n"
+        "## 1.7.0\n\na schema\n\n## 1.6.0\n\nbreaking long ago\n"
+    )
+    since = changes_since(changes, "1.6.0", "1.9.0")
+    assert "compatible matching" in since and "breaking for writers" in since
+    assert "a schema" in since and "long ago" not in since
+    assert changes_since(changes, "1.8.0", "1.9.0").strip() == "compatible matching"
+    assert changes_since(None, "1.6.0", "1.9.0") == ""

@@ -272,6 +272,19 @@ def changes_section(changes: str | None, version: str) -> str | None:
     return rest if following is None else rest[: following.start()]
 
 
+def changes_since(changes: str | None, base: str, head: str) -> str:
+    """Every docs/changes.md section of a version after ``base`` up to ``head``: what the diff
+    from the base release to this checkout spans, when several steps landed since it."""
+    after, upto = _semver(base), _semver(head)
+    if changes is None or after is None or upto is None:
+        return ""
+    found = re.findall(r"^## ([0-9]+\.[0-9]+\.[0-9]+)[ \t]*$", changes, flags=re.MULTILINE)
+    return "".join(
+        changes_section(changes, version) or "" for version in found
+        if (semver := _semver(version)) is not None and after < semver <= upto
+    )
+
+
 def bookkeeping(
     base: ContractSide,
     head: ContractSide,
@@ -298,8 +311,12 @@ def bookkeeping(
         problems.append(
             f"a breaking change needs at least a MINOR version: {base.version} -> {head.version}"
         )
-    if breaking and section is not None and "breaking" not in section.lower():
-        problems.append(f"the change is breaking but '## {head.version}' does not say so")
+    since = changes_since(head.changes, base.version, head.version)
+    if breaking and section is not None and "breaking" not in since.lower():
+        problems.append(
+            f"the change is breaking but no section after '## {base.version}' up to "
+            f"'## {head.version}' says so"
+        )
     if any(e.existing_data for e in breaking) and after[0] == before[0]:
         problems.append(
             "files valid under the base contract are refused: only a new format version "
