@@ -197,6 +197,16 @@ def test_compare_ignores_a_slowdown_within_the_noise_and_flags_a_lost_result(
     assert result.regressions == 1 and "was ok, now invalid" in result.lines[0]
 
 
+def test_sizes_make_a_scaling_series_and_only_selects_by_glob(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["bench", "--list", "--sizes", "10,1000", "--only", "validate-*", "capture"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == ["validate-short@10MB", "validate-short@1000MB", "validate-events@10MB",
+                      "validate-events@1000MB", "capture"]
+    assert main(["bench", "--list", "--only", "no-such-workload"]) == 2
+
+
 def test_generated_inputs_are_reused_only_while_their_bytes_match(tmp_path: Path) -> None:
     first = DataStore(tmp_path).session("text", {"bytes": 70_000},
                                         lambda p: write_text_session(p, 70_000))

@@ -61,7 +61,7 @@ def cmd_bench(args: argparse.Namespace, reference: tuple[str, ...]) -> int:
         return EXIT_USAGE
     if args.list:
         for workload in chosen:
-            print(f"{workload.key:<24} [{workload.capability}] {workload.title}")
+            print(f"{workload.key:<24} [{workload.capability}] {workload.heading}")
         return EXIT_OK
     for plot in args.plot or ():
         if plot.suffix.lower() not in (".png", ".svg"):

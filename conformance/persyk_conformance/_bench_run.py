@@ -279,7 +279,7 @@ def _workload_json(
             entry["extra"] = one.extra
         results.append(entry)
     return {
-        "key": workload.key, "name": workload.name, "title": workload.title,
+        "key": workload.key, "name": workload.name, "title": workload.heading,
         "capability": workload.capability, "unit": workload.unit,
         "sizeMB": workload.size_mb, "bytes": prepared.size_bytes, "params": prepared.params,
         "inputs": [item.name for item in prepared.inputs],

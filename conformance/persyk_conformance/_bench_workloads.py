@@ -113,6 +113,13 @@ class Workload(ABC):
         """Unique in a report: the name, with the size for a scaling series' point."""
         return self.name if self.size_mb is None else f"{self.name}@{self.size_mb:g}MB"
 
+    @property
+    def heading(self) -> str:
+        """The title, with a scaling point's own size in place of the published one."""
+        if self.size_mb is None:
+            return self.title
+        return f"{self.title.split(' (')[0]} ({self.size_mb:g} MB at scale 1)"
+
     def target_bytes(self, default_mb: float) -> int:
         mb = self.size_mb * self.scale if self.size_mb is not None else default_mb * self.scale
         return max(int(mb * MIB), 64 * 1024)
