@@ -112,6 +112,30 @@ def _notes(report: dict[str, Any]) -> list[str]:
             for (label, outcome, detail), keys in grouped.items()]
 
 
+def _scaling(report: dict[str, Any], labels: list[str]) -> list[str]:
+    """Per scaling family, each size's median time and time per MiB: a cost proportional to the
+    input keeps the same time per MiB at every size."""
+    families: dict[str, list[dict[str, Any]]] = {}
+    for workload in report["workloads"]:
+        if workload["sizeMB"] is not None:
+            families.setdefault(workload["name"], []).append(workload)
+    if not families:
+        return []
+    lines = ["", "Cost against input size (median; in brackets, per MiB of input):", "",
+             "| workload | input | floor | " + " | ".join(labels) + " |",
+             "|---|---|---|" + "---|" * len(labels)]
+    for name, points in families.items():
+        for workload in sorted(points, key=lambda w: w["bytes"]):
+            mib = workload["bytes"] / 2**20
+            by_label = {r["implementation"]: r for r in workload["results"]}
+            cells = [workload["floor"]["median"]] + [
+                by_label[label].get("median") if label in by_label else None for label in labels]
+            lines.append(f"| {name} | {_size(workload['bytes'])} | " + " | ".join(
+                f"{_seconds(c)} ({_seconds(c / mib)})" if c is not None else "-" for c in cells
+            ) + " |")
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     labels = [impl["label"] for impl in report["implementations"]]
     lines = _header(report)
@@ -126,6 +150,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"{_input(workload)} | {_seconds(floor['median'])} ({floor['title']}) | "
             + " | ".join(cells) + " |"
         )
+    lines += _scaling(report, labels)
     notes = _notes(report)
     if notes:
         lines += ["", "Not timed:", "", *notes]
