@@ -80,16 +80,20 @@ def _header(report: dict[str, Any]) -> list[str]:
         "in all.",
         "",
         "Each cell: the median time per unit, its ratio to the floor measured in the same run "
-        "(median, and min-max of the repetitions), for the info workload the adapter's peak RSS.",
+        "(median, and min-max of the repetitions), for the info workload the adapter's peak RSS. "
+        "Round trip: the median time of the cheapest request (validate of a missing path), "
+        "which every figure includes.",
         "",
-        "| implementation | version | language | capabilities | command |",
-        "|---|---|---|---|---|",
+        "| implementation | version | language | capabilities | round trip | command |",
+        "|---|---|---|---|---|---|",
     ]
     for impl in report["implementations"]:
         hello = impl["implementation"] or {}
+        trip = impl.get("roundTripSeconds")
         lines.append(
             f"| {impl['label']} | {hello.get('version', '-')} | {hello.get('language', '-')} | "
-            f"{', '.join(impl['capabilities']) or '-'} | `{' '.join(impl['command'])}` |"
+            f"{', '.join(impl['capabilities']) or '-'} | {_seconds(trip) if trip else '-'} | "
+            f"`{' '.join(impl['command'])}` |"
         )
     return lines
 

@@ -51,6 +51,7 @@ from ._workspace import Sandbox
 __all__ = ["BENCH_FORMAT", "SCALING", "WORKLOADS", "BenchConfig", "run_bench", "workloads_for"]
 
 BENCH_FORMAT = 1  # the version of bench-report.schema.json's shape
+ROUND_TRIPS = 50
 WORKLOADS: tuple[type[Workload], ...] = (
     ValidateShort, ValidateEvents, ContextBranched, InfoAudio, AppendSingle, AppendBatch,
     RetrySmall, RetryLarge, RecoverTorn, PagedWalk, SearchRepository, Capture,
@@ -80,6 +81,7 @@ class _Impl:
     hello: dict[str, Any] | None = None
     capabilities: frozenset[str] = frozenset()
     error: str | None = None
+    round_trip: float | None = None
 
 
 @dataclass(slots=True)
@@ -184,11 +186,28 @@ def _start_all(impls: list[_Impl], timeout: float) -> None:
             base = " ".join(impl.command)[-40:]
         seen[base] = seen.get(base, 0) + 1
         impl.label = base if seen[base] == 1 else f"{base} #{seen[base]}"
+        if impl.error is None and "read" in impl.capabilities:
+            impl.round_trip = _round_trip(impl.adapter, timeout)
+
+
+def _round_trip(adapter: SubprocessAdapter, timeout: float) -> float | None:
+    """The median round trip of the cheapest request there is (validate a path that does not
+    exist: PATH_NOT_FOUND): how much of a small operation's time is the protocol itself."""
+    times = []
+    for _ in range(ROUND_TRIPS):
+        try:
+            adapter.run("validate", {"session": "/nonexistent/persyk-bench"}, min(timeout, 10.0))
+        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation):
+            adapter.kill()
+            return None
+        times.append(adapter.last_round_trip)
+    return statistics.median(times)
 
 
 def _impl_json(impl: _Impl) -> dict[str, Any]:
     return {"label": impl.label, "command": list(impl.command), "implementation": impl.hello,
-            "capabilities": sorted(impl.capabilities), "error": impl.error}
+            "capabilities": sorted(impl.capabilities), "error": impl.error,
+            "roundTripSeconds": impl.round_trip}
 
 
 def _run_workload(
