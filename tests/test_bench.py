@@ -157,6 +157,30 @@ def test_an_unsupported_answer_is_reported_unsupported_and_exits_zero(tmp_path: 
         "validate-short": "unsupported"}
 
 
+def test_an_interrupted_run_reports_the_workloads_that_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from persyk_conformance import _bench_run
+
+    real = _bench_run._run_workload
+    calls: list[str] = []
+
+    def interrupted_second(workload: Any, *args: Any) -> dict[str, Any]:
+        calls.append(workload.key)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(workload, *args)
+
+    monkeypatch.setattr(_bench_run, "_run_workload", interrupted_second)
+    report_file = tmp_path / "stopped.json"
+    status = main(["bench", *TINY, "--only", "retry-*", "--report", str(report_file)])
+    report = json.loads(report_file.read_text("utf-8"))
+    assert status == 1
+    assert report_problems(report) == []
+    assert [w["key"] for w in report["workloads"]] == ["retry-100"]
+    assert report["aborted"] == "interrupted during workload 2 of 2"
+
+
 def _slower(report: dict[str, Any], key: str, factor: float) -> dict[str, Any]:
     new = copy.deepcopy(report)
     for workload in new["workloads"]:

@@ -88,7 +88,9 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> int:
               for w in report["workloads"] for r in w["results"] if r["outcome"] in FAILED]
     if failed:
         print(f"persyk-conformance bench: not timed: {', '.join(failed)}", file=sys.stderr)
-    return EXIT_FAILED if failed else EXIT_OK
+    if report["aborted"]:
+        print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
+    return EXIT_FAILED if failed or report["aborted"] else EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -155,6 +155,8 @@ def render_markdown(report: dict[str, Any]) -> str:
             + " | ".join(cells) + " |"
         )
     lines += _scaling(report, labels)
+    if report.get("aborted"):
+        lines += ["", f"**The run stopped early: {report['aborted']}.**"]
     notes = _notes(report)
     if notes:
         lines += ["", "Not timed:", "", *notes]

@@ -144,9 +144,10 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
     started = _now()
     began = time.perf_counter()
     show = _Progress(progress, len(workloads))
+    results: list[dict[str, Any]] = []
+    aborted: str | None = None
     try:
         _start_all(impls, config.timeout)
-        results = []
         for index, workload in enumerate(workloads, start=1):
             work = sandbox.root / "work" / workload.key
             try:
@@ -154,6 +155,8 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
                                              functools.partial(show, index)))
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+    except KeyboardInterrupt:  # the report still holds every workload that finished
+        aborted = f"interrupted during workload {len(results) + 1} of {len(workloads)}"
     finally:
         show.clear()
         for impl in impls:
@@ -169,7 +172,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "sizesMB": list(config.sizes), "machine": machine(store.root),
         "implementations": [_impl_json(impl) for impl in impls],
         "inputs": [item.manifest() for item in store.inputs.values()],
-        "workloads": results,
+        "workloads": results, "aborted": aborted,
     }
 
 
