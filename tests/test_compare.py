@@ -141,3 +141,6 @@ def test_limit_lists_the_first_disagreements_and_counts_the_rest(
     assert main(["compare", str(a), str(b), "--limit", "1"]) == 0
     out = capsys.readouterr().out
     assert "R-001" in out and "R-002" not in out and "... and 1 more" in out
+    assert main(["compare", str(a), str(b), "--limit", "0", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| R-001 |" not in out and "... and 2 more" in out

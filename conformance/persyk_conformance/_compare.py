@@ -241,7 +241,7 @@ def render_compare_text(comparison: Comparison, *, limit: int | None = None) -> 
     lines += [f"  [{i + 1}] passes and [{j + 1}] fails: {ij:>4}    "
               f"[{j + 1}] passes and [{i + 1}] fails: {ji:>4}"
               for i, j, ij, ji in comparison.pairs]
-    shown = comparison.disagreements[:limit] if limit else comparison.disagreements
+    shown = comparison.disagreements if limit is None else comparison.disagreements[:limit]
     for item in shown:
         outcomes = "  ".join(f"[{i + 1}] {o or '-':<11}" for i, o in enumerate(item.outcomes))
         lines.append(f"  {item.case.id:<7} {item.case.level:<6} {outcomes} {item.case.title}")
@@ -282,7 +282,7 @@ def render_compare_markdown(comparison: Comparison, *, limit: int | None = None)
               "|---|---:|---:|"]
     lines += [f"| {names[i]} / {names[j]} | {ij} | {ji} |" for i, j, ij, ji in comparison.pairs]
     lines.append("")
-    shown = comparison.disagreements[:limit] if limit else comparison.disagreements
+    shown = comparison.disagreements if limit is None else comparison.disagreements[:limit]
     if shown:
         lines += ["| case | level | rules | " + " | ".join(names) + " | title |",
                   "|---|---|---|" + "---|" * len(columns) + "---|"]
