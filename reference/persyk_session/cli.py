@@ -312,7 +312,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.recording is not None:
         op_args["recording"] = args.recording
     result = op_replay(op_args)
-    summary = (f"appended {len(result.get('appended', []))} record(s); halted: "
+    summary = (f"appended {len(result.get('appended', []))} record(s), published "
+               f"{len(result.get('published', []))} message(s); halted: "
                f"{(result.get('halted') or {}).get('code', 'no')}")
     return _report(result, args.json, summary)
 
@@ -369,7 +370,8 @@ COMMANDS: list[Command] = [
     *(Command(*spec) for spec in CAPTURE_COMMANDS),
     Command("sanitize", "remove credentials from a provider payload (RT-1)", _args_sanitize,
             cmd_sanitize),
-    Command("replay", "play a provider-event script into a session as evidence", _args_replay,
+    Command("replay", "play a provider-event script into a session: evidence and ordered "
+            "messages", _args_replay,
             cmd_replay),
     Command("discover", "sessions under the roots, from their headers", add_discover_arguments,
             cmd_discover),
