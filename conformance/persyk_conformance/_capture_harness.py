@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["capture_file_check", "prepare_workspace", "resolve_results"]
+__all__ = ["capture_file_check", "is_locked", "prepare_workspace", "resolve_results", "wav_fields"]
 
 
 def resolve_results(value: Any, results: Sequence[Mapping[str, Any] | None]) -> Any:
@@ -93,7 +93,7 @@ def prepare_workspace(workspace: Path, actions: Sequence[Mapping[str, Any]]) -> 
 def capture_file_check(rel: str, check: Mapping[str, Any], path: Path) -> list[str] | None:
     """The problems of a ``locked`` or ``wav`` check; None for any other check."""
     if "locked" in check:
-        held = _is_locked(path)
+        held = is_locked(path)
         if held is None:
             return [f"{rel}: expected a {'locked' if check['locked'] else 'free'} file, "
                     "but it cannot be opened"]
@@ -115,7 +115,7 @@ def capture_file_check(rel: str, check: Mapping[str, Any], path: Path) -> list[s
     return None
 
 
-def _is_locked(path: Path) -> bool | None:
+def is_locked(path: Path) -> bool | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:

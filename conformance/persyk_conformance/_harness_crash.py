@@ -39,7 +39,16 @@ from . import records as kit
 from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut
 from ._protocol import Result
 
-__all__ = ["MUTATING_SYSCALLS", "CrashCheckUnsupported", "recovery_killed_at_every_step"]
+__all__ = [
+    "MUTATING_SYSCALLS",
+    "CrashCheckUnsupported",
+    "killing_prefix",
+    "recording_prefix",
+    "recovery_killed_at_every_step",
+    "strace_prefix",
+    "trace_points",
+    "wrapper",
+]
 
 # System calls that change a file or a directory. Opening with O_CREAT is not in the list
 # (strace cannot select it by flag without killing at every open of the interpreter); the state
@@ -67,7 +76,7 @@ class _Wrappable(Protocol):
     def wrapped(self, prefix: Sequence[str]) -> Adapter: ...
 
 
-def _strace_prefix() -> list[str]:
+def strace_prefix() -> list[str]:
     """``strace`` as a command prefix, after proving that it can trace and inject here."""
     strace = shutil.which("strace")
     if strace is None:
@@ -83,7 +92,7 @@ def _strace_prefix() -> list[str]:
     return [strace, "-f", "-qq"]
 
 
-def _wrapper(factory: Callable[[], Adapter]) -> Callable[[Sequence[str]], Adapter]:
+def wrapper(factory: Callable[[], Adapter]) -> Callable[[Sequence[str]], Adapter]:
     sample = factory()
     if not hasattr(sample, "wrapped"):
         raise CrashCheckUnsupported("needs an adapter process (not the in-process adapter)")
@@ -138,8 +147,8 @@ def recovery_killed_at_every_step(
 ) -> list[str]:
     """H-104, each adapter step bounded by the run's ``timeout``; raises CrashCheckUnsupported
     when it cannot run here."""
-    strace = _strace_prefix()
-    wrapped = _wrapper(factory)
+    strace = strace_prefix()
+    wrapped = wrapper(factory)
     problems = _Problems()
     clean = factory()
     clean.start(timeout)
@@ -165,15 +174,23 @@ def _kill_points(
     session = case / "session"
     _lay_out(session, data)
     trace = case / "trace.txt"
-    adapter = wrapped([*strace, "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"])
+    adapter = wrapped(recording_prefix(strace, trace))
     try:
         adapter.start(timeout)
         _call(adapter, "recover", {"session": str(session)}, timeout)
     finally:
         adapter.close()
+    points = trace_points(trace.read_bytes())
+    shutil.rmtree(case, ignore_errors=True)
+    return points
+
+
+def trace_points(trace: bytes) -> list[tuple[str, int]]:
+    """The mutating calls of an ``strace -o`` file, in order, each as (syscall, k-th of that
+    syscall in its thread), once each: the points a killing run can name with ``when=k``."""
     seen: dict[tuple[bytes, bytes], int] = {}
     points: list[tuple[str, int]] = []
-    for line in trace.read_bytes().splitlines():
+    for line in trace.splitlines():
         match = _TRACE_LINE.match(line)
         if match is None:
             continue  # "<... resumed>", "+++ exited", signals
@@ -182,8 +199,19 @@ def _kill_points(
         point = (match.group(2).decode("ascii"), seen[key])
         if point not in points:
             points.append(point)
-    shutil.rmtree(case, ignore_errors=True)
     return points
+
+
+def recording_prefix(strace: Sequence[str], trace: Path) -> list[str]:
+    """The command prefix of a run that records its mutating calls into ``trace``."""
+    return [*strace, "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"]
+
+
+def killing_prefix(strace: Sequence[str], point: tuple[str, int]) -> list[str]:
+    """The command prefix of a run killed (SIGKILL) on entry to the ``point``-th call."""
+    syscall, nth = point
+    return [*strace, "-o", os.devnull, "-e", f"trace={syscall}",
+            "-e", f"inject={syscall}:signal=KILL:when={nth}", "--"]
 
 
 def _scenario(
@@ -207,8 +235,7 @@ def _scenario(
         where = f"{action}: killed at {syscall} #{nth}"
         session = base / f"kill-{index}" / "session"
         _lay_out(session, data)
-        adapter = wrapped([*strace, "-o", os.devnull, "-e", f"trace={syscall}",
-                           "-e", f"inject={syscall}:signal=KILL:when={nth}", "--"])
+        adapter = wrapped(killing_prefix(strace, (syscall, nth)))
         try:
             adapter.start(timeout)
             _call(adapter, "recover", {"session": str(session)}, timeout)

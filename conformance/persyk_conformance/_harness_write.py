@@ -12,8 +12,25 @@
 * ``H-103`` paged read walk (CTX-24): following ``nextCursor`` from the first page yields every
   entry once, in file order, for several page sizes.
 * ``H-104`` recovery killed at every step (RCV-18, RCV-19): see ``_harness_crash``.
+* ``H-150`` capture killed while writing (CAP-1, CAP-5..CAP-7, CAP-25, CAP-26): the adapter is
+  killed (SIGKILL, on entry to a file-changing system call) at 200 seeded moments of a capture,
+  mono and stereo; after each, a fresh adapter's ``recoverRecording`` must leave a WAV that
+  libsndfile reads, whose samples are exactly the first frames sent, as many as the header and
+  the answer say, no partial frame kept; the session gains one ``recording.interrupted`` and
+  nothing else, and a second recovery changes nothing. See ``_harness_capture_kill``.
+* ``H-151`` recovery killed while repairing (CAP-6, CAP-27): interrupted-WAV recovery of three
+  crashed captures is killed at its file-changing system calls, then rerun: every rerun ends in
+  the bytes one uninterrupted recovery leaves, with one ``recording.interrupted``.
+* ``H-152`` a live capture against an append and a recovery (CAP-2..CAP-4, CAP-19, CAP-27,
+  CAP-29), in three adapter processes: the asset lock is taken before the session lock, appends
+  never wait for the capture, recovery and deletion are refused with ``ASSET_LOCKED`` at once,
+  and nothing deadlocks. See ``_harness_capture_race``.
+* ``H-153`` deletion killed in the middle (CAP-9, CAP-10, CAP-29, CAP-30): at every moment the
+  session is whole at its place or gone from it (and from discovery); a retry finishes it; the
+  session beside it and its copies are untouched.
 
-Entry point: :func:`run_write_harness` ``(client_factory, workdir) -> list[HarnessResult]``.
+Entry point: :func:`run_write_harness` ``(client_factory, workdir) -> list[HarnessResult]``;
+``moments`` sets the kills of H-150, H-151 and H-153 (200 by default; tests pass fewer).
 Every step has the run's deadline (``timeout``); every adapter a check starts is closed (and
 so every process of it killed) however the check ends.
 ``client_factory()`` returns a *new*, not yet started adapter (the runner's ``Adapter``
@@ -35,6 +52,12 @@ from typing import Any
 from . import records as kit
 from ._adapters import Adapter
 from ._excerpt import excerpt, excerpts
+from ._harness_capture_kill import capture_killed_while_writing, recovery_killed_while_repairing
+from ._harness_capture_kit import CRASH_MOMENTS, HarnessOptions
+from ._harness_capture_race import (
+    capture_against_append_and_recovery,
+    deletion_killed_in_the_middle,
+)
 from ._harness_crash import CrashCheckUnsupported, recovery_killed_at_every_step
 from ._outcomes import CaseResult, Outcome
 from ._protocol import Result
@@ -289,18 +312,40 @@ def _cursor_walk(factory: Callable[[], Adapter], workdir: Path, timeout: float) 
 
 # --- running -------------------------------------------------------------------------------------
 
-_CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...],
-                     Callable[[Callable[[], Adapter], Path, float], list[str]]], ...] = (
+_Run = Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]
+
+
+def _timed(run: Callable[[Callable[[], Adapter], Path, float], list[str]]) -> _Run:
+    """A check that needs only the step deadline of the options."""
+    return lambda factory, workdir, options: run(factory, workdir, options.timeout)
+
+
+_CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], _Run], ...] = (
     ("H-101", "recovery at every byte offset of the last three records",
      ("RCV-4", "RCV-5", "RCV-6", "RCV-7", "RCV-12", "RCV-13", "RCV-14"),
-     ("read", "append", "recover"), _torn_tails),
+     ("read", "append", "recover"), _timed(_torn_tails)),
     ("H-102", "four concurrent writers: nothing lost, duplicated or interleaved",
-     ("APP-5", "APP-10", "APP-11", "APP-15", "APP-17"), ("read", "append"), _concurrent_writers),
+     ("APP-5", "APP-10", "APP-11", "APP-15", "APP-17"), ("read", "append"),
+     _timed(_concurrent_writers)),
     ("H-103", "following nextCursor covers every entry once, in order",
-     ("CTX-24",), ("read", "paged-read"), _cursor_walk),
+     ("CTX-24",), ("read", "paged-read"), _timed(_cursor_walk)),
     ("H-104", "recovery killed at every system call, then run again, finishes the repair",
      ("RCV-6", "RCV-13", "RCV-16", "RCV-18", "RCV-19"), ("read", "recover"),
-     lambda factory, workdir, timeout: recovery_killed_at_every_step(factory, workdir, timeout)),
+     _timed(recovery_killed_at_every_step)),
+    ("H-150", "capture killed at random moments while writing, then recovered: a prefix of "
+     "the audio sent, one recording.interrupted",
+     ("CAP-1", "CAP-5", "CAP-6", "CAP-7", "CAP-25", "CAP-26"), ("read", "capture"),
+     capture_killed_while_writing),
+    ("H-151", "interrupted-WAV recovery killed at random moments, then rerun: the same bytes",
+     ("CAP-5", "CAP-6", "CAP-27"), ("read", "capture"), recovery_killed_while_repairing),
+    ("H-152", "a live capture, an append and a recovery in three processes: asset lock first, "
+     "no deadlock, recovery refused",
+     ("CAP-2", "CAP-3", "CAP-4", "CAP-19", "CAP-27", "CAP-29"), ("read", "append", "capture"),
+     capture_against_append_and_recovery),
+    ("H-153", "deletion killed in the middle, then retried: never partly removed in place, "
+     "out of discovery, nothing else touched",
+     ("CAP-9", "CAP-10", "CAP-29", "CAP-30"), ("read", "capture"),
+     deletion_killed_in_the_middle),
 )
 WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)
 
@@ -327,12 +372,15 @@ def run_write_harness(
     capabilities: frozenset[str] | None = None,
     only: Collection[str] | None = None,
     timeout: float = 10.0,
+    moments: int = CRASH_MOMENTS,
 ) -> list[HarnessResult]:
     """Run the write harness checks in fresh directories under ``workdir``.
 
     ``capabilities`` (the adapter's hello) decides which checks apply; None runs them all.
-    ``only`` restricts the run to those check ids; ``timeout`` is the deadline of each step.
+    ``only`` restricts the run to those check ids; ``timeout`` is the deadline of each step;
+    ``moments`` the number of kills of the capture crash checks.
     """
+    options = HarnessOptions(timeout, moments)
     results: list[HarnessResult] = []
     for check_id, title, rules, needs, run in _CHECKS:
         if only is not None and check_id not in only:
@@ -345,7 +393,7 @@ def run_write_harness(
         directory = workdir / check_id
         directory.mkdir(parents=True, exist_ok=True)
         try:
-            problems = run(client_factory, directory, timeout)
+            problems = run(client_factory, directory, options)
         except CrashCheckUnsupported as exc:
             results.append(HarnessResult(check_id, title, rules, True, (), str(exc)))
             continue
@@ -388,6 +436,7 @@ def write_harness_results(
     *,
     timeout: float = 10.0,
     gave_up: str | None = None,
+    moments: int = CRASH_MOMENTS,
 ) -> list[CaseResult]:
     """Run the selected checks and report each as a case result (kind ``harness``).
 
@@ -402,7 +451,7 @@ def write_harness_results(
             verdict = HarnessResult(check, title, rules, False, error=f"not run: {gave_up}")
         else:
             (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check],
-                                           timeout=timeout)
+                                           timeout=timeout, moments=moments)
         if verdict.error is not None:
             outcome, reason = Outcome.ERROR, verdict.error
         elif verdict.skipped is not None:

@@ -28,6 +28,7 @@ from ._cases import CaseError, load_cases
 from ._compare import register as register_compare_command
 from ._contract_cli import register as register_contract_commands
 from ._harness import harness_cases
+from ._harness_capture_kit import CRASH_MOMENTS
 from ._harness_dsh import DSH_HARNESS_CHECKS, dsh_harness_results
 from ._harness_write import (
     WRITE_HARNESS_CHECKS,
@@ -76,6 +77,7 @@ class RunConfig:
     harness: bool = True
     profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
     confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
+    crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
 
     @property
     def format_profile(self) -> Profile:
@@ -252,7 +254,7 @@ def _run_write_harness(
             progress.running(number, check.id, check.title)
         (result,) = write_harness_results(
             fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
-            timeout=config.timeout, gave_up=gave_up,
+            timeout=config.timeout, gave_up=gave_up, moments=config.crash_moments,
         )
         results.append(result)
         if progress is not None:
@@ -299,6 +301,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         fixtures=args.fixtures,
         harness=not args.no_harness,
         profile=args.profile,
+        crash_moments=args.crash_moments,
     )
     progress = sys.stderr if sys.stderr.isatty() and not args.quiet else None
     record = execute(config, progress)
@@ -415,6 +418,13 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be a positive whole number")
+    return value
+
+
 SELECTOR_HELP = """\
 selectors (--only, --skip; case-insensitive; repeatable; commas separate several):
   R-047, H-101        a case id            R-0*, *surrogate*   a glob over ids and folders
@@ -493,6 +503,9 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
+    run.add_argument("--crash-moments", type=_positive_int, default=CRASH_MOMENTS, metavar="N",
+                     help="kills of each capture crash check, H-150, H-151, H-153 (default: "
+                     f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")

@@ -1,7 +1,8 @@
 """pytest plugin: ``pytest --persyk-impl CMD`` runs the conformance cases as pytest items.
 
 One item per case, named by its id (``persyk::R-017``), then one per write-harness check
-(``persyk::H-101``..: torn tails, concurrent writers, cursor walks), as ``persyk-conformance
+(``persyk::H-101``..: torn tails, concurrent writers, cursor walks, the capture crash checks
+H-150..H-153, whose kills ``--persyk-crash-moments`` sets), as ``persyk-conformance
 run`` does. Outcomes map onto pytest's: pass ->
 passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
 reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
@@ -21,6 +22,7 @@ import pytest
 from ._adapters import Adapter, SubprocessAdapter
 from ._cases import load_cases
 from ._harness import harness_cases
+from ._harness_capture_kit import CRASH_MOMENTS
 from ._harness_write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
 from ._outcomes import (
     FAILING,
@@ -53,6 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="deadline of each step (default: 10)")
     group.addoption("--persyk-fixtures", metavar="DIR",
                     help="cases under DIR instead of the installed fixtures")
+    group.addoption("--persyk-crash-moments", type=int, default=CRASH_MOMENTS, metavar="N",
+                    help=f"kills of each capture crash check (default: {CRASH_MOMENTS})")
 
 
 class _Session:
@@ -62,6 +66,7 @@ class _Session:
         impl: str = config.getoption("--persyk-impl")
         self.argv = shlex.split(impl)
         self.timeout: float = config.getoption("--persyk-timeout")
+        self.moments: int = config.getoption("--persyk-crash-moments")
         self.sandbox = Sandbox.create()
         self.adapter = SubprocessAdapter(
             self.argv,
@@ -101,7 +106,7 @@ class _Session:
                         else known_capabilities(self.adapter, self.fresh_adapter, self.timeout))
         (result,) = write_harness_results(
             self.fresh_adapter, self.sandbox.runner / "write-harness", [check], self.expected,
-            capabilities, timeout=self.timeout, gave_up=gave_up,
+            capabilities, timeout=self.timeout, gave_up=gave_up, moments=self.moments,
         )
         return result
 

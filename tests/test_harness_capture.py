@@ -1,0 +1,149 @@
+"""The capture harness checks (H-150..H-153) pass on the reference's adapter and catch broken
+implementations, each broken on exactly what its check guards (tests/fakes/).
+
+The real run kills 200 times per check; these tests kill a few times (``moments``), which is
+enough for the reference to pass and for every fake to be caught: the moments are seeded, so
+the same ones are killed in every run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from fakes.casetree import write_cases
+from persyk_conformance import _harness_capture_kill, _harness_crash
+from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from persyk_conformance._harness_write import run_write_harness
+from persyk_conformance._reports import dumps_report, render_junit, render_text
+from persyk_conformance.cli import RunConfig, execute, main
+
+CAPTURE_CHECKS = ("H-150", "H-151", "H-152", "H-153")
+KILLING = ("H-150", "H-151", "H-153")  # the checks that kill through strace
+FAKES = Path(__file__).parent / "fakes"
+
+
+def _strace_works() -> bool:
+    try:
+        _harness_crash.strace_prefix()
+    except _harness_crash.CrashCheckUnsupported:
+        return False
+    return True
+
+
+needs_strace = pytest.mark.skipif(
+    not _strace_works(), reason="H-150, H-151 and H-153 need strace and ptrace (Linux)")
+
+
+def _adapters(argv: list[str]) -> Callable[[], Adapter]:
+    return lambda: SubprocessAdapter(argv, env=dict(os.environ))
+
+
+REFERENCE = [sys.executable, "-m", "persyk_session.cli", "adapter"]
+
+
+@needs_strace
+def test_reference_passes_every_capture_check_as_processes(tmp_path: Path) -> None:
+    results = run_write_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
+                                moments=3)
+    assert [r.id for r in results] == list(CAPTURE_CHECKS)
+    assert [(r.id, r.skipped, r.error, r.problems) for r in results if not r.passed
+            or r.skipped or r.error] == []
+
+
+@pytest.mark.parametrize(
+    ("check", "fake", "problem"),
+    [
+        pytest.param("H-150", "recovery_keeps_partial_frame", "a partial frame was kept",
+                     marks=needs_strace, id="recovery-keeps-a-partial-frame"),
+        pytest.param("H-151", "recovery_ends_first", "differ from one uninterrupted recovery",
+                     marks=needs_strace, id="recovery-appends-before-it-repairs"),
+        pytest.param("H-152", "session_lock_first", "must take the asset lock first",
+                     id="session-lock-before-asset-lock"),
+        pytest.param("H-153", "delete_in_place", "partly removed at its place",
+                     marks=needs_strace, id="deletion-removes-before-it-renames"),
+    ],
+)
+def test_each_broken_implementation_fails_its_check(
+    tmp_path: Path, check: str, fake: str, problem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moments = 3
+    if check == "H-151":
+        # One crashed state (mono), killed at each of its recovery's dozen calls: the fake is
+        # caught only by a kill between its append and its repair.
+        monkeypatch.setattr(_harness_capture_kill, "_STATES", _harness_capture_kill._STATES[:1])
+        moments = 20
+    [result] = run_write_harness(_adapters([sys.executable, str(FAKES / f"{fake}.py")]),
+                                 tmp_path, only={check}, moments=moments)
+    assert result.error is None and result.skipped is None
+    assert not result.passed
+    assert any(problem in text for text in result.problems), result.problems
+
+
+def test_in_process_the_capture_checks_are_unsupported_with_the_reason(tmp_path: Path) -> None:
+    results = run_write_harness(InProcessAdapter, tmp_path, only=set(CAPTURE_CHECKS))
+    assert all(r.passed and r.skipped for r in results)
+    assert all("adapter process" in (r.skipped or "") or "strace" in (r.skipped or "")
+               for r in results), [r.skipped for r in results]
+
+
+def test_without_the_capture_capability_the_checks_are_unsupported(tmp_path: Path) -> None:
+    results = run_write_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
+                                capabilities=frozenset({"read", "append", "recover"}))
+    assert {r.id: r.skipped for r in results} == {
+        check: "the adapter lacks capture" for check in CAPTURE_CHECKS}
+
+
+def test_without_the_wav_oracle_the_checks_say_so_instead_of_crashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.import_module
+
+    def no_soundfile(name: str, package: str | None = None) -> ModuleType:
+        if name == "soundfile":
+            raise OSError("cannot load library 'libsndfile.so'")
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", no_soundfile)
+    results = run_write_harness(_adapters(REFERENCE), tmp_path, only={"H-150", "H-151"})
+    for result in results:
+        assert result.passed and result.error is None
+        assert result.skipped is not None and "needs the WAV oracle" in result.skipped
+        assert "libsndfile.so" in result.skipped
+
+
+def test_the_run_lists_selects_and_reports_the_capture_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = str(write_cases(tmp_path / "cases"))
+    assert main(["list", "--json", "--fixtures", tree, "--only", "H-15*"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["id"] for row in rows] == list(CAPTURE_CHECKS)
+    assert all("capture" in row["requires"] and row["kind"] == "harness" for row in rows)
+    assert main(["list", "--json", "--fixtures", tree, "--skip", "H-15*"]) == 0
+    assert not {row["id"] for row in json.loads(capsys.readouterr().out)} & set(CAPTURE_CHECKS)
+    assert main(["show", "H-153"]) == 0
+    shown = capsys.readouterr().out
+    assert "requires: read, capture" in shown and "whole at its place or gone" in shown
+    # H-152 needs no strace: through `execute`, as `persyk-conformance run` runs it, and in
+    # every report format.
+    record = execute(RunConfig(fixtures=Path(tree), only=("H-152",), crash_moments=1))
+    assert [(r.id, str(r.outcome)) for r in record.results] == [("H-152", "pass")]
+    report = json.loads(dumps_report(record))
+    assert [(c["id"], c["kind"], c["outcome"]) for c in report["cases"]] == [
+        ("H-152", "harness", "pass")]
+    assert 'name="H-152' in render_junit(record)
+    assert "H-152" in render_text(record, verbose=True, quiet=False)
+
+
+def test_crash_moments_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--crash-moments", "0"])
+    assert exit_.value.code == 2
+    assert "must be a positive whole number" in capsys.readouterr().err
