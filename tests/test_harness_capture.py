@@ -18,23 +18,16 @@ from types import ModuleType
 
 import pytest
 from fakes.casetree import write_cases
-from persyk_conformance import _harness_capture_kill, _harness_crash
+from persyk_conformance import _harness_capture_kill
 from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from persyk_conformance._harness_write import run_write_harness
 from persyk_conformance._reports import dumps_report, render_junit, render_text
 from persyk_conformance.cli import RunConfig, execute, main
+from test_harness_write import _strace_works
 
 CAPTURE_CHECKS = ("H-150", "H-151", "H-152", "H-153")
 KILLING = ("H-150", "H-151", "H-153")  # the checks that kill through strace
 FAKES = Path(__file__).parent / "fakes"
-
-
-def _strace_works() -> bool:
-    try:
-        _harness_crash.strace_prefix()
-    except _harness_crash.CrashCheckUnsupported:
-        return False
-    return True
 
 
 needs_strace = pytest.mark.skipif(

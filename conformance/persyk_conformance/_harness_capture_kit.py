@@ -29,13 +29,14 @@ from ._adapters import Adapter, AdapterCrashed, AdapterTimedOut
 from ._capture_harness import wav_fields
 from ._harness_crash import (
     CrashCheckUnsupported,
+    Problems,
+    call,
     killing_prefix,
     recording_prefix,
     strace_prefix,
     trace_points,
     wrapper,
 )
-from ._protocol import Result
 
 __all__ = [
     "CRASH_MOMENTS",
@@ -83,29 +84,6 @@ class AudioFormat:
 
     def __str__(self) -> str:
         return f"{self.rate} Hz, {'mono' if self.channels == 1 else 'stereo'}"
-
-
-class Problems:
-    """At most fifty problems: enough to see a pattern, never a flood."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, text: str) -> None:
-        if len(self.items) < 50:
-            self.items.append(text)
-
-    def check(self, condition: bool, text: str) -> None:
-        if not condition:
-            self.add(text)
-
-
-def call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """One operation's result; a reply that is no result (internal, unsupported) raises."""
-    reply = adapter.run(op, args, timeout)
-    if not isinstance(reply, Result):
-        raise AdapterCrashed(f"{op}: the adapter did not return a result ({type(reply).__name__})")
-    return dict(reply.value)
 
 
 def b64(data: bytes) -> str:

@@ -42,6 +42,8 @@ from ._protocol import Result
 __all__ = [
     "MUTATING_SYSCALLS",
     "CrashCheckUnsupported",
+    "Problems",
+    "call",
     "killing_prefix",
     "recording_prefix",
     "recovery_killed_at_every_step",
@@ -126,7 +128,9 @@ def _scenarios() -> list[tuple[str, bytes, bytes]]:
 # --- the check ---------------------------------------------------------------------------------
 
 
-class _Problems:
+class Problems:
+    """At most fifty problems: enough to see a pattern, never a flood."""
+
     def __init__(self) -> None:
         self.items: list[str] = []
 
@@ -134,8 +138,13 @@ class _Problems:
         if len(self.items) < 50:
             self.items.append(text)
 
+    def check(self, condition: bool, text: str) -> None:
+        if not condition:
+            self.add(text)
 
-def _call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+
+def call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One operation's result; a reply that is no result (internal, unsupported) raises."""
     reply = adapter.run(op, args, timeout)
     if not isinstance(reply, Result):
         raise AdapterCrashed(f"{op}: the adapter did not return a result ({type(reply).__name__})")
@@ -149,7 +158,7 @@ def recovery_killed_at_every_step(
     when it cannot run here."""
     strace = strace_prefix()
     wrapped = wrapper(factory)
-    problems = _Problems()
+    problems = Problems()
     clean = factory()
     clean.start(timeout)
     try:
@@ -177,7 +186,7 @@ def _kill_points(
     adapter = wrapped(recording_prefix(strace, trace))
     try:
         adapter.start(timeout)
-        _call(adapter, "recover", {"session": str(session)}, timeout)
+        call(adapter, "recover", {"session": str(session)}, timeout)
     finally:
         adapter.close()
     points = trace_points(trace.read_bytes())
@@ -220,7 +229,7 @@ def _scenario(
     strace: list[str],
     base: Path,
     torn: tuple[bytes, bytes],
-    problems: _Problems,
+    problems: Problems,
     timeout: float,
 ) -> None:
     committed, fragment = torn
@@ -238,7 +247,7 @@ def _scenario(
         adapter = wrapped(killing_prefix(strace, (syscall, nth)))
         try:
             adapter.start(timeout)
-            _call(adapter, "recover", {"session": str(session)}, timeout)
+            call(adapter, "recover", {"session": str(session)}, timeout)
         except (AdapterCrashed, AdapterTimedOut):
             fired += 1  # killed, as intended (or hung: the rerun below must cope either way)
         finally:
@@ -252,12 +261,12 @@ def _scenario(
 
 def _check_rerun(
     clean: Adapter, session: Path, torn: tuple[bytes, bytes], where: str,
-    problems: _Problems, timeout: float,
+    problems: Problems, timeout: float,
 ) -> None:
     committed, fragment = torn
     file = session / "session.jsonl"
     try:
-        result = _call(clean, "recover", {"session": str(session)}, timeout)
+        result = call(clean, "recover", {"session": str(session)}, timeout)
     except (AdapterCrashed, AdapterTimedOut) as exc:
         problems.add(f"{where}: the rerun failed: {exc}")
         clean.start(timeout)
@@ -288,9 +297,9 @@ def _check_rerun(
     if others:
         problems.add(f"{where}: the interrupted attempt left {others} in the session directory")
     if committed:
-        valid = _call(clean, "validate", {"session": str(session)}, timeout)
+        valid = call(clean, "validate", {"session": str(session)}, timeout)
         if valid.get("valid") is not True:
             problems.add(f"{where}: the session is not valid after the rerun")
-        again = _call(clean, "recover", {"session": str(session)}, timeout)
+        again = call(clean, "recover", {"session": str(session)}, timeout)
         if again.get("action") != "none":
             problems.add(f"{where}: a further recover is not a no-op: {again}")
