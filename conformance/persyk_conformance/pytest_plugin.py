@@ -55,8 +55,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="deadline of each step (default: 10)")
     group.addoption("--persyk-fixtures", metavar="DIR",
                     help="cases under DIR instead of the installed fixtures")
-    group.addoption("--persyk-crash-moments", type=int, default=CRASH_MOMENTS, metavar="N",
+    group.addoption("--persyk-crash-moments", type=_at_least_one, default=CRASH_MOMENTS,
+                    metavar="N",
                     help=f"kills of each capture crash check (default: {CRASH_MOMENTS})")
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("--persyk-crash-moments must be at least 1")
+    return value
 
 
 class _Session:
