@@ -11,29 +11,15 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from persyk_conformance.strategies import json_values, scalar_text
 from persyk_session import _records_fast
 from persyk_session._errors import Code, ContractError, Diagnostic
-from persyk_session._records import MAX_SAFE_INTEGER, encode_record, parse_record
+from persyk_session._records import encode_record, parse_record
 
 # Generating these values takes longer on a loaded machine; that says nothing about the code.
 SLOW_MACHINE = [HealthCheck.too_slow]
 
-# Unicode scalar values only: no surrogate code points (REC-5, REC-17).
-scalar_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | scalar_text
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(scalar_text, children, max_size=4)
-    ),
-    max_leaves=20,
-)
+# Unicode scalar values only (REC-5, REC-17): the package's strategies, which implementers use too.
 records = st.dictionaries(scalar_text, json_values, max_size=6)
 nonempty_records = st.dictionaries(scalar_text, json_values, min_size=1, max_size=6)
 

@@ -14,204 +14,15 @@ from typing import Any
 import jsonschema_rs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from persyk_conformance.strategies import headers, json_values, valid_entries
 from persyk_session import _schema, _schema_fast
 from persyk_session._schema import KNOWN_ENTRY_TYPES, _validators, validate_entry, validate_header
 
 SETTINGS = settings(max_examples=200, deadline=None, database=None)
 
-ids = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,8}\Z")
-timestamps = st.builds(
-    "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{}".format,
-    st.integers(1970, 2100),
-    st.integers(1, 12),
-    st.integers(1, 28),
-    st.integers(0, 23),
-    st.integers(0, 59),
-    st.integers(0, 59),
-    st.sampled_from(["", ".1", ".123", ".123456789"]),
-    st.sampled_from(["Z", "+00:00", "-05:30", "+14:00"]),
-)
-epoch_ms = st.integers(0, 2**53 - 1)
+# The value and entry strategies are the package's own (persyk_conformance.strategies), which
+# implementers use too; only the edits below are this test's.
 texts = st.text(max_size=6)
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | texts,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
-    max_leaves=6,
-)
-
-
-@st.composite
-def available_assets(draw: st.DrawFn, *, media: bool = False) -> dict[str, Any]:
-    asset: dict[str, Any] = {
-        "status": "available",
-        "path": "assets/" + draw(ids),
-        "mimeType": draw(st.sampled_from(["audio/wav", "image/png", "application/octet-stream"])),
-    }
-    if media or draw(st.booleans()):
-        start = draw(st.integers(0, 1000))
-        asset["byteRange"] = {"start": start, "end": start + draw(st.integers(1, 1000))}
-    if media or draw(st.booleans()):
-        asset["encoding"] = draw(st.sampled_from(["pcm_s16le", "base64"]))
-    if draw(st.booleans()):
-        asset["sha256"] = draw(st.text("0123456789abcdef", min_size=64, max_size=64))
-    return asset
-
-
-asset_refs = available_assets() | st.fixed_dictionaries(
-    {"status": st.just("missing"), "reason": st.text(min_size=1, max_size=4)},
-    optional={"source": st.dictionaries(texts, json_values, max_size=2)},
-)
-
-
-@st.composite
-def audio_blocks(draw: st.DrawFn) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "audio", "asset": draw(asset_refs)}
-    if draw(st.booleans()):
-        block["recordingId"] = draw(ids)
-    if draw(st.booleans()):
-        start = draw(st.integers(0, 10_000))
-        block["startMs"], block["endMs"] = start, start + draw(st.integers(1, 10_000))
-    return block
-
-
-blocks = st.one_of(
-    st.fixed_dictionaries(
-        {"type": st.just("text"), "text": texts}, optional={"textSignature": texts}
-    ),
-    st.fixed_dictionaries(
-        {"type": st.just("thinking"), "thinking": texts},
-        optional={"thinkingSignature": texts, "redacted": st.booleans()},
-    ),
-    st.fixed_dictionaries(
-        {
-            "type": st.just("toolCall"),
-            "id": texts,
-            "name": texts,
-            "arguments": st.dictionaries(texts, json_values, max_size=2),
-        },
-        optional={"thoughtSignature": texts},
-    ),
-    st.fixed_dictionaries({"type": st.just("image"), "asset": asset_refs}),
-    audio_blocks(),
-    st.fixed_dictionaries(
-        {"type": st.sampled_from(["video", "sticker", "Text"])},
-        optional={"data": json_values},
-    ),
-)
-contents = st.lists(blocks, max_size=3)
-messages = st.one_of(
-    st.fixed_dictionaries(
-        {"role": st.just("user"), "content": contents, "timestamp": epoch_ms},
-    ),
-    st.fixed_dictionaries(
-        {"role": st.just("assistant"), "content": contents, "timestamp": epoch_ms},
-        optional={
-            "provider": texts,
-            "model": texts,
-            "usage": st.dictionaries(texts, json_values, max_size=2),
-            "stopReason": texts,
-            "replay": st.builds(dict),
-        },
-    ),
-    st.fixed_dictionaries(
-        {
-            "role": st.just("toolResult"),
-            "toolCallId": texts,
-            "toolName": texts,
-            "isError": st.booleans(),
-            "content": contents,
-            "timestamp": epoch_ms,
-        },
-        optional={"details": json_values},
-    ),
-)
-direction_and_observation = st.sampled_from(
-    [("outgoing", "send_attempt"), ("outgoing", "send_failed"), ("incoming", "received")]
-)
-non_empty = st.text(min_size=1, max_size=6)
-safe_ints = st.integers(0, 2**53 - 1)
-
-
-@st.composite
-def realtime_fields(draw: st.DrawFn) -> dict[str, Any]:
-    direction, observation = draw(direction_and_observation)
-    fields: dict[str, Any] = {
-        "connectionId": draw(ids),
-        "direction": direction,
-        "observation": observation,
-        "observedAt": draw(timestamps),
-        "sequence": draw(safe_ints),
-        "payload": {"type": draw(texts)},
-    }
-    if draw(st.booleans()):
-        fields["media"] = [{"pointer": "/delta", "asset": draw(available_assets(media=True))}]
-    if draw(st.booleans()):
-        fields["redactions"] = draw(st.lists(st.sampled_from(["", "/a", "/a~0b/~1/0"])))
-    return fields
-
-
-@st.composite
-def recording_started_fields(draw: st.DrawFn) -> dict[str, Any]:
-    recording_id = draw(ids)
-    asset = {"status": "available", "path": f"assets/{recording_id}.wav", "mimeType": "audio/wav"}
-    return {"recordingId": recording_id, "asset": asset}
-
-
-@st.composite
-def gaps(draw: st.DrawFn) -> dict[str, Any]:
-    start = draw(st.integers(0, 10_000))
-    return {"startMs": start, "endMs": start + draw(st.integers(1, 100))}
-
-
-type_fields: dict[str, st.SearchStrategy[dict[str, Any]]] = {
-    "message": st.fixed_dictionaries({"message": messages}),
-    "custom": st.fixed_dictionaries({"customType": non_empty, "data": json_values}),
-    "custom_message": st.fixed_dictionaries(
-        {"customType": non_empty, "content": contents, "display": st.booleans()},
-        optional={"details": json_values},
-    ),
-    "session_info": st.fixed_dictionaries({}, optional={"name": texts, "archived": st.booleans()}),
-    "label": st.fixed_dictionaries({"targetId": ids, "label": st.none() | texts}),
-    "model_change": st.fixed_dictionaries(
-        {"provider": non_empty, "modelId": non_empty}, optional={"api": texts}
-    ),
-    "api_connection": st.fixed_dictionaries(
-        {
-            "connectionId": ids,
-            "provider": texts,
-            "endpoint": st.sampled_from(["https://h.example", "wss://h.example:443/v1/rt"]),
-            "requestedModel": texts,
-            "api": texts,
-            "originId": st.none() | ids,
-        }
-    ),
-    "realtime_event": realtime_fields(),
-    "recording.started": recording_started_fields(),
-    "recording.finished": st.fixed_dictionaries(
-        {
-            "recordingId": ids,
-            "durationMs": safe_ints,
-            "outcome": st.sampled_from(["complete", "incomplete"]),
-        },
-        optional={"gaps": st.lists(gaps(), max_size=2)},
-    ),
-    "recording.interrupted": st.fixed_dictionaries(
-        {"recordingId": ids, "reason": non_empty}, optional={"durationMs": safe_ints}
-    ),
-    "message.removed": st.fixed_dictionaries({"targetId": ids}),
-}
-
-
-@st.composite
-def valid_entries(draw: st.DrawFn) -> dict[str, Any]:
-    entry_type = draw(st.sampled_from(sorted(type_fields)))
-    envelope = {
-        "type": entry_type,
-        "id": draw(ids),
-        "parentId": draw(st.none() | ids),
-        "timestamp": draw(timestamps),
-    }
-    return {**envelope, **draw(type_fields[entry_type])}
 
 
 # Replacement values chosen near the schemas' boundaries, plus arbitrary JSON.
@@ -321,10 +132,6 @@ def test_every_rejected_entry_has_attributed_diagnostics(record: dict[str, Any])
     # The root pointer is only used when the oracle finds nothing the fast path rejected.
     assert all(d.pointer for d in diagnostics)
 
-
-headers = st.fixed_dictionaries(
-    {"type": st.just("session"), "version": st.just(1), "id": ids, "timestamp": timestamps}
-)
 
 
 @SETTINGS
