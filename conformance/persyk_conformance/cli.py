@@ -27,6 +27,7 @@ from ._bench_cli import register as register_bench_commands
 from ._cases import CaseError, load_cases
 from ._compare import register as register_compare_command
 from ._contract_cli import register as register_contract_commands
+from ._fuzz_cli import register as register_fuzz
 from ._harness import harness_cases
 from ._harness_capture_kit import CRASH_MOMENTS
 from ._harness_dsh import DSH_HARNESS_CHECKS, dsh_harness_results
@@ -466,6 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_contract_commands(sub)  # diff, release (docs/maintainers.md)
     register_bench_commands(sub, REFERENCE_ADAPTER)  # bench, bench compare (docs/performance.md)
     register_compare_command(sub)  # compare REPORT... (docs/implementers.md)
+    register_fuzz(sub)  # differential fuzzing (docs/strategies.md)
     return parser
 
 

@@ -1,0 +1,78 @@
+"""``persyk-conformance fuzz`` (docs/strategies.md): against the reference's own adapter it finds
+nothing; against the reference with one rule broken (tests/fakes/drops_custom_messages.py) it
+finds the disagreement, shrinks it, and saves a candidate case that the runner loads, that the
+reference passes and that the broken adapter fails."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from persyk_conformance import cli
+from persyk_conformance._cases import load_cases
+from persyk_conformance._fuzz import FuzzConfig, fuzz
+from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, execute
+
+FAKES = Path(__file__).resolve().parent / "fakes"
+BROKEN = shlex.join([sys.executable, str(FAKES / "drops_custom_messages.py")])
+REFERENCE = shlex.join(REFERENCE_ADAPTER)
+
+
+def test_fuzz_finds_nothing_against_the_reference_adapter() -> None:
+    report = fuzz(FuzzConfig(impl=REFERENCE, examples=50, seed=20261202, time_budget=120))
+    assert report.finding is None
+    assert report.examples == 50
+    assert report.compared_steps > 50 and report.unsupported_steps == 0
+    assert set(report.by_origin) == {"valid", "fault", "append", "recover"}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    save = tmp_path_factory.mktemp("candidates")
+    status = cli.main(["fuzz", "--impl", BROKEN, "--examples", "200", "--seed", "3",
+                       "--save", str(save), "--ops", "validate,context,info"])
+    return status, save
+
+
+def test_fuzz_exits_1_and_saves_one_candidate_for_a_broken_rule(saved: tuple[int, Path]) -> None:
+    status, save = saved
+    assert status == 1
+    (case,) = load_cases(save)  # the runner's own loader: the case format holds
+    assert case.id.endswith("-9001") and case.directory.name.startswith(case.id + "-fuzz-")
+    evidence = json.loads((Path(str(case.directory)) / "fuzz.json").read_text("utf-8"))
+    assert evidence["seed"] == 3 and evidence["mismatches"]
+    assert set(evidence["answers"]) == {"implementation", "reference"}
+
+
+def test_saved_candidate_is_shrunk_to_one_custom_message(saved: tuple[int, Path]) -> None:
+    _, save = saved
+    (case,) = load_cases(save)
+    data = (Path(str(case.tree)) / "session" / "session.jsonl").read_bytes()
+    types = [json.loads(line)["type"] for line in data.splitlines() if line.strip()]
+    assert types == ["session", "custom_message"]
+
+
+@pytest.mark.parametrize(("impl", "passed"), [(None, True), (BROKEN, False)],
+                         ids=["reference-passes", "broken-fails"])
+def test_saved_candidate_runs_as_a_case(
+    saved: tuple[int, Path], impl: str | None, passed: bool
+) -> None:
+    _, save = saved
+    record = execute(RunConfig(impl=impl, fixtures=save, harness=False))
+    assert [result.id for result in record.results] == [load_cases(save)[0].id]
+    assert record.passed is passed
+
+
+def test_fuzz_draws_the_same_inputs_for_the_same_seed() -> None:
+    config = FuzzConfig(impl=REFERENCE, examples=12, seed=5, ops=("validate",))
+    first, second = fuzz(config), fuzz(config)
+    assert first.by_origin == second.by_origin
+    assert first.compared_steps == second.compared_steps == 12
+
+
+@pytest.mark.parametrize("option", [["--ops", "frobnicate"], ["--faults", "no.such.class"]])
+def test_fuzz_refuses_an_unknown_name(option: list[str]) -> None:
+    assert cli.main(["fuzz", "--impl", REFERENCE, *option]) == 2
