@@ -182,8 +182,14 @@ def _closest(error: jsonschema_rs.ValidationError) -> list[str]:
     whole result} is not valid under any of the schemas listed in the 'oneOf' keyword"."""
     branches = getattr(error.kind, "context", None)
     if branches:
-        # Fewest errors first; on a tie, an alternative of another type or const is farther.
+        # The alternative whose shape the value has (fewest errors about the value itself,
+        # rather than about one of its members) is the closest; then the fewest errors; on a
+        # tie, an alternative of another type or const is farther. A validate result whose
+        # `valid` is a string is explained by validate ("/valid: ... is not of type boolean"),
+        # not by the error alternative's "additional properties".
+        depth = len(error.instance_path)
         closest = min(branches, key=lambda errors: (
+            sum(len(e.instance_path) <= depth for e in errors),
             len(errors), sum(type(e.kind).__name__ in _WRONG_BRANCH for e in errors)))
         return [problem for inner in closest for problem in _closest(inner)]
     where = "/" + "/".join(str(part) for part in error.instance_path)
