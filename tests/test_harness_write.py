@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import pytest
 from persyk_conformance import _harness_crash
 from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from persyk_conformance._harness_write import WRITE_HARNESS_IDS, run_write_harness
+from persyk_conformance.cli import main
 from persyk_session.adapter import dispatch
 
 
@@ -129,3 +131,24 @@ def test_broken_writers_fail_their_check(
 def test_checks_without_the_capability_are_skipped_with_a_reason(tmp_path: Path) -> None:
     results = run_write_harness(_in_process, tmp_path, capabilities=frozenset({"read"}))
     assert all(r.skipped and "lacks" in r.skipped for r in results)
+
+
+def test_a_run_of_harness_checks_only_names_the_implementation_it_ran(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No case runs, yet the report's header says which implementation answered the checks
+    (the adapter is greeted once before them)."""
+    assert main(["run", "--only", "H-103", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [c["id"] for c in report["cases"]] == ["H-103"]
+    assert report["header"]["implementation"]["name"] == "persyk-session"
+    assert "paged-read" in report["header"]["capabilities"]
+
+
+def test_a_harness_only_run_against_an_adapter_that_cannot_start_stops_at_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "--only", "H-103", "--impl", "false", "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [c["outcome"] for c in report["cases"]] == ["error"]
+    assert report["footer"]["aborted"].startswith("gave up on the adapter: the adapter did not")

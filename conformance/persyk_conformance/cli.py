@@ -22,7 +22,14 @@ from typing import TextIO
 from persyk_contract import contract_version
 
 from . import __version__
-from ._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from ._adapters import (
+    Adapter,
+    AdapterCrashed,
+    AdapterTimedOut,
+    InProcessAdapter,
+    StrictModeViolation,
+    SubprocessAdapter,
+)
 from ._bench_cli import register as register_bench_commands
 from ._cases import CaseError, load_cases
 from ._compare import register as register_compare_command
@@ -46,7 +53,7 @@ from ._outcomes import (
 )
 from ._profiles import PROFILES, Profile, profile_named
 from ._progress import ProgressLine, progress_line
-from ._protocol import PROTOCOL_VERSION
+from ._protocol import PROTOCOL_VERSION, ProtocolViolation
 from ._reports import dumps_report, render_junit, render_markdown, render_text
 from ._runner import Planned, Runner, RunOptions, plan_fixture
 from ._select import Selectable, SelectionError, select, split_selectors
@@ -215,6 +222,14 @@ def _run_all(
     """The cases, then the write harness, each result into ``results`` as it comes (so that a
     run that fails half-way still has them); returns why the run stopped early, if it did."""
     try:
+        if not plan.cases and (plan.write_checks or plan.dsh_checks):
+            # Only harness checks: greet the adapter anyway, so that the report names the
+            # implementation and the checks learn its capabilities from this hello.
+            try:
+                runner.start()
+            except (AdapterCrashed, AdapterTimedOut, ProtocolViolation,
+                    StrictModeViolation) as exc:
+                runner.gave_up = f"the adapter did not start: {exc}"
         runner.run(plan.cases, expected, progress)
     finally:
         results += runner.results
