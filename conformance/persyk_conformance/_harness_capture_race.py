@@ -135,15 +135,32 @@ def _start_under_held_lock(
 
 
 def _seen_locked(wav: Path, waiting: threading.Thread, deadline: float) -> bool:
-    """Whether ``wav`` is seen held by another process while ``waiting`` still waits. Probed
-    only after the file has existed a while, so the probe's own brief lock never meets the
-    creator's first one."""
+    """Whether ``wav`` is seen held by another process while ``waiting`` still waits. Linux
+    lists every flock in /proc/locks, which is read without taking one; elsewhere a probe of our
+    own, only after the file has existed a while, so that it never meets the creator's first
+    lock."""
     while time.monotonic() < deadline and waiting.is_alive():
         if wav.exists():
-            time.sleep(0.3)
-            return waiting.is_alive() and is_locked(wav) is True
+            listed = _flocked(wav)
+            if listed is None:
+                time.sleep(0.3)
+                return waiting.is_alive() and is_locked(wav) is True
+            if listed:
+                return waiting.is_alive()
         time.sleep(0.02)
     return False
+
+
+def _flocked(path: Path) -> bool | None:
+    """Whether /proc/locks lists a flock on ``path``'s inode; None without /proc/locks."""
+    try:
+        info = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return None
+    device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    return any(" FLOCK " in line and device in line.split() for line in lines)
 
 
 def _refused_under_held_lock(
