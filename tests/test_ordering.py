@@ -136,3 +136,18 @@ def test_the_ordered_item_bound_is_inclusive() -> None:
     assert engine.phase == "capturing" and len(engine.pending) == ORDERED_ITEMS
     engine.received(ORDERED_ITEMS, "c1", placed("over", previous))
     assert engine.phase == "draining" and engine.gaps[-1].reason == "ordering-limit"
+
+
+def test_every_new_script_line_follows_the_script_schema() -> None:
+    from jsonschema import Draft202012Validator
+    from persyk_contract import schema
+
+    validator = Draft202012Validator(schema("realtime/script-line.schema.json"))
+    new_lines = [{"at": 1, "clock": "tick"}, {"at": 1, "disk": "stall"},
+                 {"at": 1, "disk": "resume"}, {"at": 1, "local": "copy"},
+                 {"at": 1, "local": "remove", "message": "item_1", "eventId": "del-1"},
+                 {"at": 1, "fault": "publication"}, {"at": 1, "fault": "clipboard"}]
+    for line in new_lines:
+        assert not list(validator.iter_errors(line)), line
+    assert list(validator.iter_errors({"at": 1, "clock": "stop"}))
+    parse_script(script(*new_lines))  # and the reader takes them
