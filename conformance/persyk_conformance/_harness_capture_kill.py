@@ -101,21 +101,24 @@ def _wav(session: Path) -> Path:
     return session / "assets" / f"{RECORDING}.wav"
 
 
-def _tear(session: Path, sent: bytes, fmt: AudioFormat, size: int) -> bool:
-    """Append the first ``size`` bytes of the next frame of ``sent`` to the WAV, as a write torn
-    by a power cut leaves them; False when there is no WAV with whole frames or no next frame."""
+def _data_bytes(session: Path) -> int:
+    """The bytes after the WAV's data header (0 without a WAV or a complete header)."""
     wav = _wav(session)
     try:
         with wav.open("rb") as file:
             fields = wav_fields(file.read(1 << 16), wav.stat().st_size)
     except OSError:
+        return 0
+    return 0 if fields is None else fields["dataBytes"]
+
+
+def _tear(session: Path, sent: bytes, fmt: AudioFormat, size: int) -> bool:
+    """Append the first ``size`` bytes of the next frame of ``sent`` to the WAV, as a write torn
+    by a power cut leaves them; False when there is no WAV with whole frames or no next frame."""
+    start = _data_bytes(session)
+    if start % fmt.frame or start + size > len(sent) or not _wav(session).is_file():
         return False
-    if fields is None or fields["dataBytes"] % fmt.frame:
-        return False
-    start = fields["dataBytes"]
-    if start + size > len(sent):
-        return False
-    with wav.open("ab") as file:
+    with _wav(session).open("ab") as file:
         file.write(sent[start:start + size])
     return True
 
@@ -202,6 +205,9 @@ def _judge_capture(
         code = result["error"].get("code") if isinstance(result["error"], dict) else None
         problems.check(code == "RECORDING_UNKNOWN" and not appended,
                        f"{where}: recoverRecording answered {code} after {types} were appended")
+        # CAP-1: no frame reaches the WAV before recording.started is durable.
+        problems.check(_data_bytes(session) == 0, f"{where}: the WAV holds audio, but the "
+                       "session has no recording.started (CAP-1)")
         return
     if types != ["recording.started", "recording.interrupted"]:
         problems.add(f"{where}: the session gained {types}, not recording.started and one "
