@@ -81,3 +81,21 @@ def test_fuzz_draws_the_same_inputs_for_the_same_seed() -> None:
 @pytest.mark.parametrize("option", [["--ops", "frobnicate"], ["--faults", "no.such.class"]])
 def test_fuzz_refuses_an_unknown_name(option: list[str]) -> None:
     assert cli.main(["fuzz", "--impl", REFERENCE, *option]) == 2
+
+
+def test_fuzz_exits_2_when_the_adapter_does_not_start(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-adapter")
+    assert cli.main(["fuzz", "--impl", missing, "--examples", "1", "--seed", "1"]) == 2
+
+
+@pytest.mark.parametrize(("fake", "answer"), [("internal_error.py", "internal"),
+                                              ("crash_mid_run.py", "failed")])
+def test_fuzz_counts_an_adapter_failure_as_a_disagreement(
+    fake: str, answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CRASH_AFTER", "0")  # crash_mid_run: exit at the first request
+    impl = shlex.join([sys.executable, str(FAKES / fake)])
+    report = fuzz(FuzzConfig(impl=impl, examples=5, seed=1, ops=("validate",), time_budget=30,
+                             timeout=5))
+    assert report.finding is not None
+    assert answer in report.finding.implementation[report.finding.step].reply

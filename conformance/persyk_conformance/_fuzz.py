@@ -104,10 +104,17 @@ class _Side:
         self.hello = adapter.start(timeout)
 
     def restart(self) -> None:
+        """After a crash or a timeout: a fresh process. One that does not start is left for
+        the next step to find dead (its answer is then a failure, like the crash's)."""
         self.adapter.kill()
-        self.hello = self.adapter.start(self.timeout)
+        try:
+            self.hello = self.adapter.start(self.timeout)
+        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation):
+            self.adapter.kill()
 
     def run(self, probe: Probe, until: int | None = None) -> list[Answer]:
+        if not self.adapter.alive:
+            self.restart()
         remove_tree(self.workspace)
         session = self.workspace / "session"
         session.mkdir(parents=True)

@@ -1,7 +1,8 @@
 """``persyk-conformance fuzz``: its options, progress line and summary (docs/strategies.md).
 
 Exit status: 0 when no disagreement was found, 1 when one was (shrunk, printed, and saved with
-``--save``), 2 for a usage problem (bad options, hypothesis missing, nothing to compare).
+``--save``), 2 for a usage problem (bad options, hypothesis missing, nothing to compare, an
+adapter that does not start).
 """
 
 from __future__ import annotations
@@ -84,8 +85,10 @@ def _progress(stream: TextIO | None, total: int) -> object:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     try:
+        from ._adapters import AdapterCrashed, AdapterTimedOut
         from ._fuzz import FuzzConfig, fuzz, parse_faults, parse_ops
         from ._fuzz_save import save_candidate
+        from ._protocol import ProtocolViolation
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
         print(f"persyk-conformance fuzz needs hypothesis ({exc}); install "
               "'persyk-session-conformance[fuzz]'", file=sys.stderr)
@@ -102,7 +105,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                         timeout=args.timeout,
                         confine=not args.no_confine)
     stream = sys.stderr if sys.stderr.isatty() else None
-    report = fuzz(config, _progress(stream, args.examples))  # type: ignore[arg-type]
+    try:
+        report = fuzz(config, _progress(stream, args.examples))  # type: ignore[arg-type]
+    except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
+        print(f"persyk-conformance: an adapter did not start: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if not report.ops:
         print(f"persyk-conformance: the adapter declares no capability of {args.ops}; "
               "nothing to compare", file=sys.stderr)
