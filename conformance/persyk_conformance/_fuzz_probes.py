@@ -105,10 +105,18 @@ def _recover_probe(draw: st.DrawFn, ops: Sequence[str]) -> Probe:
     UTF-8 sequence too), the record without its LF, or bytes no continuation can complete."""
     session = draw(sessions(max_entries=5, near_limits=()))
     graph = EntryGraph.of(session.entries)
-    tail = spell(draw_entry(draw, graph), draw(st.sampled_from(["compact", "escaped"])))[:-1]
-    how = draw(st.sampled_from(["cut", "newline", "garbage"]))
+    entry = draw_entry(draw, graph)
+    how = draw(st.sampled_from(["cut", "cut-in-sequence", "newline", "garbage"]))
+    if how == "cut-in-sequence":  # RCV-12: a cut inside a two-, three- or four-byte sequence
+        entry = {**entry, "type": "custom", "customType": "t", "data": "\u00e9\u20ac\U0001f600"}
+        for key in set(entry) - {"type", "id", "parentId", "timestamp", "customType", "data"}:
+            del entry[key]
+    tail = spell(entry, draw(st.sampled_from(["compact", "escaped"])))[:-1]
     if how == "cut":
         tail = tail[: draw(st.integers(1, len(tail) - 1))]
+    elif how == "cut-in-sequence":
+        inside = [at for at in range(1, len(tail)) if 0x80 <= tail[at] <= 0xBF] or [len(tail) - 1]
+        tail = tail[: draw(st.sampled_from(inside))]
     elif how == "garbage":
         tail = tail[: draw(st.integers(1, len(tail) - 1))] + b"}}"
     torn = Session((*session.lines, Line(tail)))
