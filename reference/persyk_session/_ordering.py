@@ -133,6 +133,17 @@ class OrderingEngine:
             self.requested += 1
         return effects
 
+    def send_failed(self, at: int, connection: str, event: Mapping[str, Any]) -> list[Effect]:
+        """RT-20: a delete that could not be sent leaves the removal uncertain: close now."""
+        effects = self.advance(at)
+        removal = self.removals.get(str(event.get("item_id")))
+        if (self.phase in ("capturing", "draining") and removal is not None
+                and event.get("type") == "conversation.item.delete"):
+            del self.removals[removal.item]
+            self.outcomes[removal.item] = "uncertain"
+            self._close(at, "removal-uncertain", effects, incomplete=True)
+        return effects
+
     def remove(self, at: int, item: str, event_id: str) -> list[Effect]:
         """RT-18: ask the provider to delete a published message; saved once it acknowledges."""
         effects = self.advance(at)
@@ -407,7 +418,7 @@ class OrderingEngine:
                     self.unsaved.append(entry.id)
                 entry.resolution = "unresolved"
         self._settle(at, effects)
-        if self.stopped is None or reason == "removal-timeout":
+        if self.stopped is None or reason.startswith("removal-"):
             self.stopped = (reason, at)
         self.phase, self.closed_at = "closed", at
         effects.append(FinishRecording(at, self.stopped[0], tuple(self.gaps),

@@ -116,7 +116,7 @@ class FinishRecording:
     forces the outcome (RT-20) even without a located gap."""
 
     at: int
-    reason: str  # stop | end | removal-timeout | ordering-limit
+    reason: str  # stop | end | removal-timeout | removal-uncertain | ordering-limit
     gaps: tuple[Gap, ...]
     incomplete: bool
 

@@ -134,6 +134,8 @@ class ReplayDriver:
             self._effects(line.line, self.engine.received(line.at, connection, event), out)
         elif line.body["direction"] == "send_attempt":
             self._effects(line.line, self.engine.sent(line.at, connection, event), out)
+        else:
+            self._effects(line.line, self.engine.send_failed(line.at, connection, event), out)
 
     def _audio(self, line: ScriptLine, out: list[DriveStep]) -> None:
         self._records(self.planner.captured(line), out)
