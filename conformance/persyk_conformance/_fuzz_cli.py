@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
-_DEFAULT_OPS = "validate,context,info,append,remove,recover"
+_DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
 
 
 def _positive(kind: type[int] | type[float]) -> argparse._ActionType:

@@ -22,14 +22,14 @@ from ._strategies_append import AppendScenario, append_scenarios
 from ._strategies_faults import Fault, faulty_sessions
 from ._strategies_sessions import EntryGraph, Line, Session, draw_entry, sessions, spell
 
-__all__ = ["OPS", "Probe", "Step", "probes", "view_of"]
+__all__ = ["OPS", "READS", "Probe", "Step", "probes", "view_of"]
 
 # The operations the fuzzer can compare, and the capability each needs (docs/protocol.md).
 OPS: Mapping[str, str] = {
     "validate": "read", "context": "read", "info": "read",
-    "append": "append", "remove": "append", "recover": "recover",
+    "append": "append", "remove": "append", "recover": "recover", "read": "paged-read",
 }
-READS = ("validate", "context", "info")
+READS = ("validate", "context", "info", "read")  # read: the first page only (its cursor is opaque)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,8 @@ def _read_steps(draw: st.DrawFn, session: Session, ops: Sequence[str]) -> tuple[
     for op in READS:
         if op in ops:
             args = _leaf_args(draw, session) if op == "context" else {}
+            if op == "read":
+                args = {"pageSize": draw(st.integers(1, 6))}
             steps.append(Step(op, args))
     return tuple(steps)
 
@@ -194,4 +196,7 @@ def view_of(op: str, result: Mapping[str, Any], *, pattern: bool = False) -> dic
                 for key in ("header", "name", "archived", "labels", "counts", "defaultLeaf")}
     if op == "recover":
         return {"action": result.get("action"), "preserved": result.get("preserved") is not None}
+    if op == "read":  # CTX-23: entries as stored; whether a next page exists
+        return {"entries": [_exact(entry, pattern) for entry in result.get("entries", [])],
+                "more": result.get("nextCursor") is not None}
     return dict(result)

@@ -18,13 +18,13 @@ from typing import Any
 
 from ._cases import CASE_GROUPS, manifest_problems
 from ._fuzz import Answer, Disagreement
-from ._fuzz_probes import OPS, view_of
+from ._fuzz_probes import OPS, READS, view_of
 
 __all__ = ["CANDIDATE_BASE", "save_candidate"]
 
 CANDIDATE_BASE = 9000  # candidate ids are <prefix>-9001.. within one save directory
 _PREFIX = {"golden": "G", "rejection": "R", "scenario": "S"}
-_CAPABILITY_ORDER = ("read", "append", "recover")
+_CAPABILITY_ORDER = ("read", "append", "recover", "paged-read")
 
 
 def _expect(op: str, answer: Answer) -> list[dict[str, Any]]:
@@ -42,6 +42,9 @@ def _expect(op: str, answer: Answer) -> list[dict[str, Any]]:
         if len(errors) == 1:
             return [{"valid": False, "errors": [first]}]
         return [{"valid": False}, {"error": first}]
+    if op == "read" and "error" not in view:  # a next page's cursor is opaque: a string
+        return [{"entries": view["entries"],
+                 "nextCursor": {"$matches": ""} if view["more"] else None}]
     if op == "recover" and "error" not in view:
         preserved = None if not view["preserved"] else {"$matches": "^recovery/"}
         return [{"action": view["action"], "preserved": preserved}]
@@ -66,7 +69,7 @@ def _is_single_fault(expect: Mapping[str, Any]) -> bool:
 
 
 def _group(steps: Sequence[Mapping[str, Any]]) -> str:
-    reads = all(OPS[step["op"]] == "read" for step in steps)
+    reads = all(step["op"] in READS for step in steps)
     if reads and all(_is_single_fault(step["expect"]) for step in steps):
         return "rejection"
     if reads and all("error" not in step["expect"] and step["expect"].get("valid", True)
