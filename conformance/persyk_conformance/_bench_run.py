@@ -241,7 +241,8 @@ def _run_workload(
         show(f"{workload.key}: floor, repetition {rep}/{config.repeat}")
         floor.append(workload.floor(prepared, floor_state))
         for one in series:
-            show(f"{workload.key}: {one.impl.label}, repetition {rep}/{config.repeat}")
+            if one.outcome == "ok":
+                show(f"{workload.key}: {one.impl.label}, repetition {rep}/{config.repeat}")
             _repetition(workload, one, config.timeout, record=True)
     return _workload_json(workload, prepared, floor, series)
 
