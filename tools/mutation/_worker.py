@@ -42,6 +42,9 @@ STEP_TIMEOUT = 10.0  # the runner's default --timeout
 # Checks that need an adapter process: run through the reference's subprocess adapter when
 # named (they are unsupported in-process).
 SUBPROCESS_ONLY: frozenset[str] = frozenset({"H-104"})
+# ``sub:H-102``: a write-harness check run through the subprocess adapter on request (four
+# writer processes contend for the lock, where in-process threads under the GIL rarely do).
+SUBPROCESS_PREFIX = "sub:"
 
 
 @contextmanager
@@ -118,8 +121,9 @@ def run_cases(order: list[str], fixtures: Path, reach: Reach | None = None) -> d
         capabilities = known_capabilities(runner.adapter, DeadlineAdapter, STEP_TIMEOUT)
         for count, case_id in enumerate(ids, start=1):
             with reach.case(case_id) if reach is not None else nullcontext():
-                if case_id in SUBPROCESS_ONLY:
-                    result = _through_subprocess(sandbox, case_id, capabilities)
+                if case_id in SUBPROCESS_ONLY or case_id.startswith(SUBPROCESS_PREFIX):
+                    check = case_id.removeprefix(SUBPROCESS_PREFIX)
+                    result = _through_subprocess(sandbox, check, capabilities)
                 elif case_id in cases:
                     result = runner.run_case(cases[case_id])
                 else:
