@@ -226,6 +226,10 @@ def _create_locked_wav(assets_fd: int, name: str, rate: int, channels: int) -> i
         _fsutil.write_all(fd, _wav.capture_header(rate, channels))
         os.fsync(fd)
         os.fsync(assets_fd)
+    except OSError:
+        _discard(fd, assets_fd, name)
+        # APP-19: a failed write or fsync is IO_FAILED (a full disk, a file size limit).
+        raise _fail(Code.IO_FAILED, "writing the WAV header failed") from None
     except BaseException:
         _discard(fd, assets_fd, name)
         raise
