@@ -308,6 +308,7 @@ class _Parser:
                 self.lone_high(pending_high)
                 return "".join(pieces), pos + 1
             if byte != 0x5C:  # REC-3: a raw control character
+                self.lone_high(pending_high)  # REC-20: its offset is lower
                 raise JsonFault(Code.RECORD_JSON_SYNTAX, pos, _BAD_STRING_BYTE)
             escape = _ESCAPE.match(data, pos)
             if escape is None:
