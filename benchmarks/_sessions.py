@@ -9,10 +9,13 @@ timed.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from persyk_conformance._bench_data import (
     conversation_records,
@@ -28,7 +31,13 @@ __all__ = [
     "conversation_records",
     "size_from_env",
     "text_session",
+    "voice_script",
 ]
+
+# 100 ms of 24 kHz 16-bit mono audio, base64 as the provider sends it.
+VOICE_CHUNK = base64.b64encode(bytes(4800)).decode()
+
+Turn = Callable[[int, int], list[tuple[int, dict[str, Any]]]]
 
 
 def cache_dir() -> Path:
@@ -67,3 +76,24 @@ def audio_heavy_session(target_bytes: int, payload_bytes: int = 512 * 1024) -> P
         f"audio-{target_bytes}-{payload_bytes}",
         lambda p: write_audio_session(p, target_bytes, payload_bytes),
     )
+
+
+def voice_script(minutes: int, turn: Turn, *, stop: bool = False) -> bytes:
+    """A provider-event script (docs/realtime.md) of a voice conversation: 100 ms of audio sent
+    every 100 ms, and every 5 s the events ``turn(number, at)`` gives, as (offset in ms, event),
+    received in offset order; ``stop``: a local stop at the end."""
+    lines: list[dict[str, Any]] = [{"at": 0, "connection": "c1", "open": {
+        "provider": "openai", "endpoint": "wss://api.openai.com/v1/realtime?model=gpt-realtime",
+        "model": "gpt-realtime", "api": "realtime"}}]
+    for tick in range(minutes * 600):
+        at = tick * 100
+        lines.append({"at": at, "connection": "c1", "direction": "send_attempt",
+                      "event": {"type": "input_audio_buffer.append", "audio": VOICE_CHUNK}})
+        if tick % 50 == 49:
+            number = tick // 50
+            for offset, event in sorted(turn(number, at), key=lambda pair: pair[0]):
+                lines.append({"at": at + offset, "connection": "c1", "direction": "received",
+                              "event": {**event, "event_id": f"ev{number}.{offset}"}})
+    if stop:
+        lines.append({"at": minutes * 60_000, "local": "stop"})
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)

@@ -24,7 +24,6 @@ Groups and floors (each measured in the same run):
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import tracemalloc
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance._bench_floors import bare_appends
 from persyk_session._append import create_session
 from persyk_session._context import LeafSelector
 from persyk_session._ordering import OrderingEngine
@@ -40,8 +40,10 @@ from persyk_session._replay import parse_script
 from persyk_session._replay_drive import ReplayDriver, drive
 from persyk_session._replay_run import replay
 
+from benchmarks._sessions import VOICE_CHUNK, voice_script
+
 MINUTES = int(os.environ.get("PERSYK_BENCH_ORDERING_MINUTES", 120))
-CHUNK = base64.b64encode(bytes(4800)).decode()  # 100 ms of 24 kHz 16-bit mono
+CHUNK = VOICE_CHUNK
 START = "2026-01-01T00:00:00.000Z"
 
 
@@ -75,20 +77,7 @@ def _turn(turn: int, at: int) -> list[tuple[int, dict[str, Any]]]:
 
 
 def conversation(minutes: int) -> bytes:
-    lines: list[dict[str, Any]] = [{"at": 0, "connection": "c1", "open": {
-        "provider": "openai", "endpoint": "wss://api.openai.com/v1/realtime?model=gpt-realtime",
-        "model": "gpt-realtime", "api": "realtime"}}]
-    for tick in range(minutes * 600):
-        at = tick * 100
-        lines.append({"at": at, "connection": "c1", "direction": "send_attempt",
-                      "event": {"type": "input_audio_buffer.append", "audio": CHUNK}})
-        if tick % 50 == 49:
-            turn = tick // 50
-            for offset, event in sorted(_turn(turn, at), key=lambda pair: pair[0]):
-                lines.append({"at": at + offset, "connection": "c1", "direction": "received",
-                              "event": {**event, "event_id": f"ev{turn}.{offset}"}})
-    lines.append({"at": minutes * 60_000, "local": "stop"})
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    return voice_script(minutes, _turn, stop=True)
 
 
 @pytest.fixture(scope="module")
@@ -223,17 +212,9 @@ def test_queue_at_the_observation_bound(benchmark: Any) -> None:
 def test_floor_write_fsync_each_record(benchmark: Any, script: bytes, tmp_path: Path) -> None:
     benchmark.group = "ordering-replay"
     records = [line + b"\n" for line in script.splitlines()]
-    fd = os.open(tmp_path / "floor.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-    def write_all() -> None:
-        for record in records:
-            os.write(fd, record)
-            os.fsync(fd)
-
-    try:
-        benchmark.pedantic(write_all, rounds=1, iterations=1)
-    finally:
-        os.close(fd)
+    floor = tmp_path / "floor.jsonl"
+    floor.touch()
+    benchmark.pedantic(bare_appends, args=(floor, records), rounds=1, iterations=1)
     benchmark.extra_info["records"] = len(records)
 
 

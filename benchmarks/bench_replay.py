@@ -15,42 +15,36 @@ conversation's own length (below 1 means a capture keeps up in real time on this
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance._bench_floors import bare_appends
 from persyk_session._append import create_session
 from persyk_session._context import LeafSelector
 from persyk_session._replay_run import replay
 
+from benchmarks._sessions import VOICE_CHUNK, voice_script
+
 MINUTES = int(os.environ.get("PERSYK_BENCH_REPLAY_MINUTES", 5))
-CHUNK = base64.b64encode(bytes(4800)).decode()  # 100 ms of 24 kHz 16-bit mono
+CHUNK = VOICE_CHUNK
+
+
+def _turn(turn: int, at: int) -> list[tuple[int, dict[str, Any]]]:
+    """One answered turn, its events a millisecond apart."""
+    return list(enumerate([
+        {"type": "input_audio_buffer.committed", "item_id": f"u{turn}"},
+        {"type": "response.created", "response": {"id": f"r{turn}"}},
+        {"type": "response.output_audio.delta", "delta": CHUNK},
+        {"type": "response.output_audio.delta", "delta": CHUNK},
+        {"type": "response.output_audio_transcript.done", "transcript": "Sure. " * 8},
+        {"type": "response.done", "response": {"id": f"r{turn}", "status": "completed"}},
+    ]))
 
 
 def _script(minutes: int) -> bytes:
-    lines: list[dict[str, Any]] = [{"at": 0, "connection": "c1", "open": {
-        "provider": "openai", "endpoint": "wss://api.openai.com/v1/realtime?model=gpt-realtime",
-        "model": "gpt-realtime", "api": "realtime"}}]
-    for tick in range(minutes * 600):
-        at = tick * 100
-        lines.append({"at": at, "connection": "c1", "direction": "send_attempt",
-                      "event": {"type": "input_audio_buffer.append", "audio": CHUNK}})
-        if tick % 50 == 49:
-            turn = tick // 50
-            for offset, event in enumerate([
-                {"type": "input_audio_buffer.committed", "item_id": f"u{turn}"},
-                {"type": "response.created", "response": {"id": f"r{turn}"}},
-                {"type": "response.output_audio.delta", "delta": CHUNK},
-                {"type": "response.output_audio.delta", "delta": CHUNK},
-                {"type": "response.output_audio_transcript.done", "transcript": "Sure. " * 8},
-                {"type": "response.done", "response": {"id": f"r{turn}", "status": "completed"}},
-            ]):
-                lines.append({"at": at + offset, "connection": "c1", "direction": "received",
-                              "event": {**event, "event_id": f"ev{turn}.{offset}"}})
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    return voice_script(minutes, _turn)
 
 
 @pytest.fixture(scope="module")
@@ -70,14 +64,9 @@ def test_floor_write_fsync_each_record(benchmark: Any, script: bytes, tmp_path: 
     rounds = iter(range(1_000_000))
 
     def write_all() -> None:
-        fd = os.open(tmp_path / f"floor-{next(rounds)}.jsonl",
-                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            for record in records:
-                os.write(fd, record)
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+        floor = tmp_path / f"floor-{next(rounds)}.jsonl"
+        floor.touch()
+        bare_appends(floor, records)
 
     benchmark.pedantic(write_all, rounds=1, iterations=1)
 
