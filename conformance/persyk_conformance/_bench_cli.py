@@ -12,6 +12,7 @@ from typing import Any
 from ._bench_plot import PlotUnavailable, plot_report
 from ._bench_report import compare, render_markdown
 from ._bench_run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
+from ._cli_args import positive_int, positive_number
 
 __all__ = ["register"]
 
@@ -19,23 +20,9 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FAILED = ("invalid", "timeout", "error")
 
 
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
-    return value
-
-
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def _sizes(text: str) -> tuple[float, ...]:
     try:
-        sizes = tuple(_positive(part) for part in text.split(",") if part.strip())
+        sizes = tuple(positive_number(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise argparse.ArgumentTypeError("a comma-separated list of sizes in MB") from None
     if not sizes:
@@ -133,11 +120,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     bench.add_argument("--impl", action="append", metavar="CMD",
                        help="an adapter command line (shell-quoted; repeatable); default: the "
                             "built-in reference through its subprocess adapter")
-    bench.add_argument("--scale", type=_positive, default=1.0, metavar="F",
+    bench.add_argument("--scale", type=positive_number, default=1.0, metavar="F",
                        help="multiply every workload's size (1: the published sizes; 0.01: CI)")
-    bench.add_argument("--repeat", type=_count, default=3, metavar="N",
+    bench.add_argument("--repeat", type=positive_int, default=3, metavar="N",
                        help="timed repetitions per implementation (default: 3)")
-    bench.add_argument("--timeout", type=_positive, default=600.0, metavar="S",
+    bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
                        help="deadline of one repetition of one workload (default: 600)")
     bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",
                        help="only these workloads (names or globs)")

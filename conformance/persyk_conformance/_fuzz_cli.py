@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ._cli_args import positive_int, positive_number
+
 if TYPE_CHECKING:
     from ._fuzz import FuzzReport
 
@@ -21,16 +23,6 @@ __all__ = ["register"]
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 _DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
-
-
-def _positive(kind: type[int] | type[float]) -> argparse._ActionType:
-    def parse(text: str) -> int | float:
-        value = kind(text)
-        if not value > 0:
-            raise argparse.ArgumentTypeError("must be positive")
-        return value
-
-    return parse
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fuzz.add_argument("--reference", metavar="CMD",
                       help="the reference's adapter command (default: the built-in reference "
                            "in this process), e.g. 'persyk-session adapter'")
-    fuzz.add_argument("--examples", type=_positive(int), default=100, metavar="N",
+    fuzz.add_argument("--examples", type=positive_int, default=100, metavar="N",
                       help="generated inputs to compare (default: 100)")
     fuzz.add_argument("--seed", type=int, metavar="S",
                       help="hypothesis seed: the same seed draws the same inputs (default: "
@@ -61,9 +53,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fuzz.add_argument("--faults", metavar="KIND,...",
                       help="break sessions only in these fault classes (docs/strategies.md "
                            "lists them; 'none': valid sessions only; default: every class)")
-    fuzz.add_argument("--time-budget", type=_positive(float), default=300.0, metavar="S",
+    fuzz.add_argument("--time-budget", type=positive_number, default=300.0, metavar="S",
                       help="seconds for generating and shrinking together (default: 300)")
-    fuzz.add_argument("--timeout", type=_positive(float), default=10.0, metavar="SECONDS",
+    fuzz.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
                       help="deadline of each adapter step (default: 10)")
     fuzz.add_argument("--no-confine", action="store_true",
                       help="let the adapter write outside the sandbox (docs/runner-isolation.md)")

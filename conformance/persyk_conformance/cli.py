@@ -32,6 +32,7 @@ from ._adapters import (
 )
 from ._bench_cli import register as register_bench_commands
 from ._cases import CaseError, load_cases
+from ._cli_args import positive_int, positive_number
 from ._compare import register as register_compare_command
 from ._contract_cli import register as register_contract_commands
 from ._fuzz_cli import register as register_fuzz
@@ -427,20 +428,6 @@ def cmd_check_fixtures(args: argparse.Namespace) -> int:
     return EXIT_FAILED if problems or not_passing else EXIT_OK
 
 
-def _positive_seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be a positive whole number")
-    return value
-
-
 SELECTOR_HELP = """\
 selectors (--only, --skip; case-insensitive; repeatable; commas separate several):
   R-047, H-101        a case id            R-0*, *surrogate*   a glob over ids and folders
@@ -508,7 +495,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--expected-failures", type=Path, metavar="FILE",
                      help="known failures, each with a reason (docs/implementers.md)")
     _selector_options(run)
-    run.add_argument("--timeout", type=_positive_seconds, default=10.0, metavar="SECONDS",
+    run.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
                      help="deadline of each step (default: 10)")
     run.add_argument("--strict", action="store_true",
                      help="also check the runner's own requests against the protocol schemas")
@@ -520,7 +507,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
-    run.add_argument("--crash-moments", type=_positive_int, default=CRASH_MOMENTS, metavar="N",
+    run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
                      help="kills of each capture crash check, H-150, H-151, H-153 (default: "
                      f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
     loudness = run.add_mutually_exclusive_group()
