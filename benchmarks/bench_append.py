@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_session._append import append_records, items_from_objects, plan_append
-from persyk_session._context import LeafSelector
-from persyk_session._mode import encode_record, parse_record
-from persyk_session._session import EntryMeta, IndexBuilder
-from persyk_session._store import open_session
+from persyk_session.read._context import LeafSelector
+from persyk_session.read._index import EntryMeta, IndexBuilder
+from persyk_session.read._mode import encode_record, parse_record
+from persyk_session.read._store import open_session
+from persyk_session.write._append import append_records, items_from_objects, plan_append
 
 TS = "2026-01-01T00:00:00.000Z"
 SESSION_ENTRIES = int(os.environ.get("PERSYK_BENCH_SESSION_ENTRIES", 10_000))

@@ -24,17 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_session._append import create_session
-from persyk_session._assets import verify_asset
-from persyk_session._capture import (
+from persyk_session.media._assets import verify_asset
+from persyk_session.media._capture import (
     abandon_captures,
     finish_capture,
     recover_recording,
     start_capture,
     write_frames,
 )
-from persyk_session._context import LeafSelector
-from persyk_session._wav import PLACEHOLDER, capture_header
+from persyk_session.media._wav import PLACEHOLDER, capture_header
+from persyk_session.read._context import LeafSelector
+from persyk_session.write._append import create_session
 
 RATE = 48000
 CHUNK = RATE // 100 * 2  # 10 ms of 16-bit mono

@@ -31,14 +31,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._bench_floors import bare_appends
-from persyk_session._append import create_session
-from persyk_session._context import LeafSelector
-from persyk_session._ordering import OrderingEngine
-from persyk_session._ordering_model import OBSERVATION_BYTES, ORDERED_ITEMS, ORDERED_TEXT_BYTES
-from persyk_session._replay import parse_script
-from persyk_session._replay_drive import ReplayDriver, drive
-from persyk_session._replay_run import replay
+from persyk_conformance.bench._floors import bare_appends
+from persyk_session.read._context import LeafSelector
+from persyk_session.realtime._evidence import parse_script
+from persyk_session.realtime._ordering import OrderingEngine
+from persyk_session.realtime._ordering_model import (
+    OBSERVATION_BYTES,
+    ORDERED_ITEMS,
+    ORDERED_TEXT_BYTES,
+)
+from persyk_session.realtime._replay_plan import ReplayDriver, drive
+from persyk_session.realtime._replay_run import replay
+from persyk_session.write._append import create_session
 
 from benchmarks._sessions import VOICE_CHUNK, voice_script
 

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
-from persyk_conformance._cases import load_cases
-from persyk_conformance._runner import Planned, Runner
-from persyk_conformance._workspace import Sandbox
+from persyk_conformance.adapters._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from persyk_conformance.cases._load import load_cases
 from persyk_conformance.cli import REFERENCE_ADAPTER
+from persyk_conformance.run._runner import Planned, Runner
+from persyk_conformance.run._workspace import Sandbox
 
 PLAN = [Planned(case) for case in load_cases()]
 MEANS: dict[str, float] = {}

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._bench_floors import parse_every_line, parse_every_line_mapped
-from persyk_session._store import open_session
+from persyk_conformance.bench._floors import parse_every_line, parse_every_line_mapped
 from persyk_session.operations import op_context
+from persyk_session.read._store import open_session
 
 from benchmarks._sessions import audio_heavy_session, branched_session, size_from_env, text_session
 
@@ -103,7 +103,7 @@ def test_context_projection_branched(benchmark: Any, branched_dir: Path) -> None
 # execve, so a child started by a large parent would report the parent's peak.
 _PEAK_RSS = """
 import sys
-from persyk_session._store import open_session
+from persyk_session.read._store import open_session
 
 def peak_kib():
     with open("/proc/self/status") as status:

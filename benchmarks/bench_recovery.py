@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._bench_floors import preserve_and_cut
-from persyk_conformance._bench_writes import FRAGMENT
-from persyk_session._recovery import _read_tail, recover
-from persyk_session._recovery_plan import classify_fragment
-from persyk_session._store import open_session
+from persyk_conformance.bench._floors import preserve_and_cut
+from persyk_conformance.bench._writes import FRAGMENT
+from persyk_session.read._store import open_session
+from persyk_session.write._recovery import _read_tail, recover
+from persyk_session.write._recovery_plan import classify_fragment
 
 from benchmarks._sessions import size_from_env, text_session
 

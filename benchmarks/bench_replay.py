@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._bench_floors import bare_appends
-from persyk_session._append import create_session
-from persyk_session._context import LeafSelector
-from persyk_session._replay_run import replay
+from persyk_conformance.bench._floors import bare_appends
+from persyk_session.read._context import LeafSelector
+from persyk_session.realtime._replay_run import replay
+from persyk_session.write._append import create_session
 
 from benchmarks._sessions import VOICE_CHUNK, voice_script
 

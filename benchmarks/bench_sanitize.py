@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 import pytest
-from persyk_session._sanitize import sanitize
+from persyk_session.realtime._sanitize import sanitize
 
 EVENTS = int(os.environ.get("PERSYK_BENCH_SANITIZE_EVENTS", 2_000))
 

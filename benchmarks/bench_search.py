@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 import pytest
-from persyk_conformance._bench_data import NEEDLE, NEEDLE_EVERY, write_repository
-from persyk_session._discovery import discover, search
-from persyk_session._roots import Root
-from persyk_session._textmatch import Query
+from persyk_conformance.bench._data import NEEDLE, NEEDLE_EVERY, write_repository
+from persyk_session.search._discovery import discover, search
+from persyk_session.search._roots import Root
+from persyk_session.search._textmatch import Query
 
 from benchmarks._sessions import cache_dir, size_from_env
 
@@ -66,9 +66,9 @@ def _peak_rss_kib(code: str) -> int:
 
 
 _IMPORTS = (
-    "from persyk_session._discovery import discover, search\n"
-    "from persyk_session._roots import Root\n"
-    "from persyk_session._textmatch import Query\n"
+    "from persyk_session.search._discovery import discover, search\n"
+    "from persyk_session.search._roots import Root\n"
+    "from persyk_session.search._textmatch import Query\n"
 )
 
 

@@ -7,8 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from persyk_conformance.records import chain, custom, header, line, user
-from persyk_session._append import AppendResult, append_records, create_session, items_from_objects
-from persyk_session._context import LeafSelector
+from persyk_session.read._context import LeafSelector
+from persyk_session.write._append import (
+    AppendResult,
+    append_records,
+    create_session,
+    items_from_objects,
+)
 
 HEADER_ID = "00000000-0000-4000-8000-0000000000aa"
 T0 = "2026-01-01T00:00:00.000Z"

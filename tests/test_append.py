@@ -21,7 +21,9 @@ from _writes import (
     write_session,
 )
 from persyk_session import Code, ContractError, UsageError
-from persyk_session._append import (
+from persyk_session.read._context import LeafSelector
+from persyk_session.read._store import open_session
+from persyk_session.write._append import (
     MAX_BATCH_BYTES,
     MAX_BATCH_RECORDS,
     append_records,
@@ -30,8 +32,6 @@ from persyk_session._append import (
     json_equal,
     remove_entry,
 )
-from persyk_session._context import LeafSelector
-from persyk_session._store import open_session
 
 # --- create ------------------------------------------------------------------------------------
 

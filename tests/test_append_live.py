@@ -20,15 +20,16 @@ from typing import Any
 import orjson
 import pytest
 from _writes import append, chain, custom, line, new_session, user
-from persyk_session import Code, _live
-from persyk_session._live import LiveSession, Refresh, forget_live_sessions, plan_refresh
-from persyk_session._session import IndexBuilder
-from persyk_session._store import open_session
+from persyk_session import Code
+from persyk_session.read import _live
+from persyk_session.read._index import IndexBuilder
+from persyk_session.read._live import LiveSession, Refresh, forget_live_sessions, plan_refresh
+from persyk_session.read._store import open_session
 
 # Another process appending through the reference (it takes the session lock).
 APPENDER = """
 import sys, orjson
-from persyk_session._append import append_records, items_from_objects
+from persyk_session.write._append import append_records, items_from_objects
 result = append_records(sys.argv[1], items_from_objects(orjson.loads(sys.argv[2])))
 assert result.error is None, result
 """
@@ -301,7 +302,7 @@ def test_exception_while_planning_drops_the_cached_state(
         raise RuntimeError("planner bug")
 
     with monkeypatch.context() as patch:
-        patch.setattr("persyk_session._append.plan_append", explode)
+        patch.setattr("persyk_session.write._append.plan_append", explode)
         with pytest.raises(RuntimeError):
             append(tmp_path / "s", [user("m2", "m1")])
     assert _identity(file) not in _live._states

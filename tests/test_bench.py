@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._bench_data import DataStore, write_text_session
-from persyk_conformance._bench_report import compare, report_problems
-from persyk_conformance._bench_run import WORKLOADS
+from persyk_conformance.bench._data import DataStore, write_text_session
+from persyk_conformance.bench._report import compare, report_problems
+from persyk_conformance.bench._run import WORKLOADS
 from persyk_conformance.cli import main
 
 TINY = ["--scale", "0.005", "--repeat", "2", "-q"]
@@ -160,7 +160,7 @@ def test_an_unsupported_answer_is_reported_unsupported_and_exits_zero(tmp_path: 
 def test_an_interrupted_run_reports_the_workloads_that_finished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from persyk_conformance import _bench_run
+    from persyk_conformance.bench import _run as _bench_run
 
     real = _bench_run._run_workload
     calls: list[str] = []
@@ -255,7 +255,7 @@ def test_generated_inputs_are_reused_only_while_their_bytes_match(tmp_path: Path
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_the_plot_is_written(reference_run: dict[str, Any], tmp_path: Path, suffix: str) -> None:
     pytest.importorskip("matplotlib", reason="plots need the 'plot' extra (matplotlib)")
-    from persyk_conformance._bench_plot import plot_report
+    from persyk_conformance.bench._plot import plot_report
 
     report = copy.deepcopy(reference_run["report"])
     # A scaling series of two points, as --sizes makes, for the cost-against-size panel.

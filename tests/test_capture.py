@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
-from persyk_session import _wav
 from persyk_session.adapter import abandon, dispatch
+from persyk_session.media import _wav
 
 T0 = "2026-01-01T00:00:00.000Z"
 

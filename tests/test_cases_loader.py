@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._cases import Case, CaseError, load_cases
+from persyk_conformance.cases._load import Case, CaseError, load_cases
 
 
 def write_case(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _writes import chain, line, new_session
 from persyk_session import Code
-from persyk_session._append import MAX_BATCH_BYTES, items_from_jsonl_stream
 from persyk_session.cli import main
+from persyk_session.write._append import MAX_BATCH_BYTES, items_from_jsonl_stream
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

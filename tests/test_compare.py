@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._compare import CompareError, compare_reports
 from persyk_conformance.cli import main
+from persyk_conformance.reports._compare import CompareError, compare_reports
 
 # id, level, rules: four cases in areas REC and CTX (C-2 touches both), two levels.
 CASES = (

@@ -19,7 +19,7 @@ from persyk_session import (
     to_generic_context,
     validate_for_target,
 )
-from persyk_session._context import TARGETS
+from persyk_session.read._context import TARGETS
 
 TS = "2026-01-01T00:00:00.000Z"
 
@@ -327,6 +327,6 @@ def test_unknown_target_is_refused() -> None:
 
 
 def test_targets_table_names_only_known_block_types() -> None:
-    from persyk_session._schema import KNOWN_BLOCK_TYPES
+    from persyk_session.read._schema import KNOWN_BLOCK_TYPES
 
     assert frozenset[str]().union(*TARGETS.values()) <= KNOWN_BLOCK_TYPES

@@ -90,10 +90,11 @@ def _private(name: str) -> bool:
     return any(part.startswith("_") and not part.endswith("__") for part in name.split("."))
 
 
-RUNNER = sorted((ROOT / "conformance" / "persyk_conformance").glob("*.py"))
+RUNNER_PACKAGE = ROOT / "conformance" / "persyk_conformance"
+RUNNER = sorted(RUNNER_PACKAGE.rglob("*.py"))
 
 
-@pytest.mark.parametrize("source", RUNNER, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", RUNNER, ids=lambda p: p.relative_to(RUNNER_PACKAGE).as_posix())
 def test_runner_imports_no_private_module_of_the_reference(source: Path) -> None:
     private = [name for name in _imports(source)
                if name.startswith("persyk_session.") and _private(name)]
@@ -101,9 +102,9 @@ def test_runner_imports_no_private_module_of_the_reference(source: Path) -> None
 
 
 def test_runner_imports_the_reference_only_for_its_in_process_mode() -> None:
-    users = sorted(p.name for p in RUNNER
+    users = sorted(p.relative_to(RUNNER_PACKAGE).as_posix() for p in RUNNER
                    if any(n.split(".")[0] == "persyk_session" for n in _imports(p)))
-    assert users == ["_adapters.py"]
+    assert users == ["adapters/_adapters.py"]
 
 
 def test_fixture_builder_uses_public_api_only() -> None:

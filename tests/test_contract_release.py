@@ -9,10 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from persyk_conformance._contract_cli import diff_sides
-from persyk_conformance._contract_release import ReleaseError, build_release, verify_release
-from persyk_conformance._contract_sides import load_side
 from persyk_conformance.cli import main
+from persyk_conformance.cli._gate import diff_sides
+from persyk_conformance.gate._release import ReleaseError, build_release, verify_release
+from persyk_conformance.gate._sides import load_side
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

@@ -14,11 +14,11 @@ import persyk_contract
 import pytest
 from fakes.casetree import fake
 from persyk_conformance import check_profile_fixtures
-from persyk_conformance._harness_dsh import DSH_HARNESS_CHECKS
-from persyk_conformance._outcomes import Outcome
 from persyk_conformance._protocol import decode_hello, encode_run
-from persyk_conformance._reports import report_json
 from persyk_conformance.cli import RunConfig, execute, main
+from persyk_conformance.harness._dsh import DSH_HARNESS_CHECKS
+from persyk_conformance.reports._run import report_json
+from persyk_conformance.run._outcomes import Outcome
 from persyk_session.adapter import dispatch, hello
 from persyk_session.dsh._errors import PHASE_OF, DshCode
 

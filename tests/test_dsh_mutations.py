@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance._outcomes import Outcome
 from persyk_conformance.cli import RunConfig, execute
+from persyk_conformance.run._outcomes import Outcome
 from persyk_session.dsh import _encode, _header, _layout, _records, _recover, _scan, _store
 from persyk_session.dsh._errors import DshCode, DshError
 

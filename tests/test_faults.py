@@ -21,9 +21,9 @@ from _writes import append, chain, custom, new_session, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_session import Code
-from persyk_session._paging import read_page
-from persyk_session._recovery import recover
-from persyk_session._store import open_session
+from persyk_session.read._paging import read_page
+from persyk_session.read._store import open_session
+from persyk_session.write._recovery import recover
 
 # What a wrapped call does: (the real function, the call's number from 1, its arguments).
 Behaviour = Callable[[Callable[..., Any], int, tuple[Any, ...]], Any]
@@ -135,7 +135,7 @@ def test_failed_rollback_leaves_a_recoverable_tail(
 
 WRITER = """
 import sys
-from persyk_session._append import append_records, items_from_objects
+from persyk_session.write._append import append_records, items_from_objects
 def user(i, p):
     return {"type": "message", "id": i, "parentId": p, "timestamp": "2026-01-01T00:00:01Z",
             "message": {"role": "user", "content": [{"type": "text", "text": "x" * 3000}],

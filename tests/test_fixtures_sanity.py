@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from persyk_conformance import check_fixtures
-from persyk_conformance._cases import load_cases
-from persyk_conformance._match import match
-from persyk_conformance._sanity import required_codes
+from persyk_conformance.cases._load import load_cases
+from persyk_conformance.cases._match import match
+from persyk_conformance.cases._sanity import required_codes
 from persyk_contract import Rule, rules_from_spec
 
 ROOT = Path(__file__).resolve().parents[1]

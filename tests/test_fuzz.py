@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance import cli
-from persyk_conformance._cases import load_cases
-from persyk_conformance._fuzz import FuzzConfig, fuzz
+from persyk_conformance.cases._load import load_cases
 from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, execute
+from persyk_conformance.fuzz._differential import FuzzConfig, fuzz
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 BROKEN = shlex.join([sys.executable, str(FAKES / "drops_custom_messages.py")])

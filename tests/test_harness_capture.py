@@ -18,11 +18,11 @@ from types import ModuleType
 
 import pytest
 from fakes.casetree import write_cases
-from persyk_conformance import _harness_capture_kill
-from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
-from persyk_conformance._harness_write import run_write_harness
-from persyk_conformance._reports import dumps_report, render_junit, render_text
+from persyk_conformance.adapters._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from persyk_conformance.cli import RunConfig, execute, main
+from persyk_conformance.harness import _capture_kill as _harness_capture_kill
+from persyk_conformance.harness._write import run_write_harness
+from persyk_conformance.reports._run import dumps_report, render_junit, render_text
 from test_harness_write import _strace_works
 
 CAPTURE_CHECKS = ("H-150", "H-151", "H-152", "H-153")

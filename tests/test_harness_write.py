@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance import _harness_crash
-from persyk_conformance._adapters import Adapter, InProcessAdapter, SubprocessAdapter
-from persyk_conformance._harness_write import WRITE_HARNESS_IDS, run_write_harness
+from persyk_conformance.adapters._adapters import Adapter, InProcessAdapter, SubprocessAdapter
 from persyk_conformance.cli import main
+from persyk_conformance.harness import _crash as _harness_crash
+from persyk_conformance.harness._write import WRITE_HARNESS_IDS, run_write_harness
 from persyk_session.adapter import dispatch
 
 

@@ -23,9 +23,9 @@ import pytest
 from _writes import append, header_line, line, new_session, user, write_session
 from persyk_session import Code
 from persyk_session._errors import ContractError
-from persyk_session._lock import session_lock
-from persyk_session._recovery import recover
 from persyk_session.adapter import dispatch
+from persyk_session.write._lock import session_lock
+from persyk_session.write._recovery import recover
 
 BASE = header_line() + line(user("m0", None)) + line(user("m1", "m0"))
 FRAGMENT = b'{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-01-0'

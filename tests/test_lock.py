@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from _writes import append, new_session, user
 from persyk_session import Code, ContractError, UsageError
-from persyk_session._lock import LOCK_FILE, lock_timeout, session_lock
 from persyk_session.operations import OPERATIONS
+from persyk_session.write._lock import LOCK_FILE, lock_timeout, session_lock
 
 HOLDER = """
 import sys
 from pathlib import Path
-from persyk_session._lock import session_lock
+from persyk_session.write._lock import session_lock
 with session_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     sys.stdin.readline()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from persyk_conformance._match import match
+from persyk_conformance.cases._match import match
 
 MATCHES = [
     ("equal-scalars", "a", "a"),

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from persyk_session._ordering import OrderingEngine
-from persyk_session._ordering_model import (
+from persyk_session.realtime._evidence import parse_script
+from persyk_session.realtime._ordering import OrderingEngine
+from persyk_session.realtime._ordering_model import (
     ORDERED_ITEMS,
     REMOVAL_TIMEOUT_MS,
     STOP_DEADLINE_MS,
@@ -19,8 +20,7 @@ from persyk_session._ordering_model import (
     PublishMessage,
     SendEvent,
 )
-from persyk_session._replay import parse_script
-from persyk_session._replay_drive import Publish, drive
+from persyk_session.realtime._replay_plan import Publish, drive
 
 START = "2026-01-01T00:00:00.000Z"
 

@@ -16,8 +16,8 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from persyk_session._ordering import OrderingEngine
-from persyk_session._ordering_model import Effect, PublishMessage
+from persyk_session.realtime._ordering import OrderingEngine
+from persyk_session.realtime._ordering_model import Effect, PublishMessage
 
 # One item's fate: a user turn transcribed or failed, an assistant completed or cancelled.
 FATES = ("heard", "not-heard", "said", "cancelled")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from _writes import append, chain, header_line, line, new_session, user, write_session
 from persyk_session import Code, ContractError, UsageError
-from persyk_session._append import create_session
-from persyk_session._paging import MAX_PAGE_SIZE, encode_cursor, read_page
+from persyk_session.read._paging import MAX_PAGE_SIZE, encode_cursor, read_page
+from persyk_session.write._append import create_session
 
 
 def _all_pages(directory: Path, page_size: int) -> list[list[str]]:

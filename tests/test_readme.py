@@ -10,7 +10,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from persyk_conformance._match import match
+from persyk_conformance.cases._match import match
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from persyk_conformance._record_lines import record_file_problems
+from persyk_conformance.run._record_lines import record_file_problems
 
 BEFORE = b'{"type":"session","version":1}\r\n'
 WANT = BEFORE + b'{"a":1,"b":"\xc3\xa9"}\n'

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from persyk_session._errors import Code, ContractError, Diagnostic, UsageError
 from persyk_session._lines import RawLine, split_lines
-from persyk_session._records import (
+from persyk_session.read._records import (
     MAX_DEPTH,
     MAX_RECORD_BYTES,
     MAX_SAFE_INTEGER,

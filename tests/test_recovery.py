@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from _writes import custom, header_line, line, new_session, user, write_session
 from persyk_session import Code
-from persyk_session._json_grammar import Incomplete, JsonFault, parse_json
-from persyk_session._recovery import recover
-from persyk_session._recovery_plan import FragmentVerdict, classify_fragment
 from persyk_session.operations import OPERATIONS
+from persyk_session.read._grammar import Incomplete, JsonFault, parse_json
+from persyk_session.write._recovery import recover
+from persyk_session.write._recovery_plan import FragmentVerdict, classify_fragment
 
 
 def _no_faults(value: object, line_no: int) -> list[object]:
@@ -289,7 +289,7 @@ def test_torn_tail_recovery_reads_only_the_tail(
 ) -> None:
     # RCV-15: cost proportional to the tail. Opening the whole session would go through
     # open_session; a truncation must never call it.
-    import persyk_session._recovery as recovery_module
+    import persyk_session.write._recovery as recovery_module
 
     def refuse_whole_file(*args: object, **kwargs: object) -> None:
         raise AssertionError("recovery of an incomplete tail validated the whole file")

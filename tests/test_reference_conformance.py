@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance.cli import main
-from persyk_session import _mode
+from persyk_session.read import _mode
 
 MODES = ["fast", "readable"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from persyk_session._errors import UsageError
-from persyk_session._replay import PlannedRecord, parse_script, plan_replay, timestamp_at
-from persyk_session._store import open_session
+from persyk_session.read._store import open_session
+from persyk_session.realtime._evidence import PlannedRecord, parse_script, plan_replay, timestamp_at
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "realtime"
 START = "2026-01-01T00:00:00.000Z"
@@ -155,7 +155,7 @@ def test_the_examples_follow_the_script_schema() -> None:
 def test_a_chunk_waits_for_the_capture_then_reuses_its_range() -> None:
     import base64
 
-    from persyk_session._replay import CaptureFrames, StopCapture
+    from persyk_session.realtime._evidence import CaptureFrames, StopCapture
 
     frames = bytes(range(10))
     chunk = {"at": 1, "connection": "c1", "direction": "send_attempt", "captureOffset": 0,

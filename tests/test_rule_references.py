@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "docs" / "spec.md"
 SOURCES = sorted(
     [
-        *(ROOT / "reference" / "persyk_session").glob("*.py"),
-        *(ROOT / "conformance" / "persyk_conformance").glob("*.py"),
+        *(ROOT / "reference" / "persyk_session").rglob("*.py"),
+        *(ROOT / "conformance" / "persyk_conformance").rglob("*.py"),
     ]
 )
 AREAS = "REC|HDR|ENV|ID|TREE|CTX|MSG|BLK|AST|ENT|APP|RCV|SRCH|RT|CAP|DIAG"
@@ -31,7 +31,7 @@ def test_spec_defines_rules() -> None:
     assert len(spec_rule_ids()) > 100
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_rule_ids_named_in_code_exist_in_spec(source: Path) -> None:
     known = spec_rule_ids()
     unknown = [

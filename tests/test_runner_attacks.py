@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from fakes.casetree import fake, run, write_cases
-from persyk_conformance import _adapters
-from persyk_conformance._outcomes import Outcome, RunRecord
-from persyk_conformance._reports import render_markdown, render_text, report_json
+from persyk_conformance.adapters import _adapters
 from persyk_conformance.cli import RunConfig, execute, main
+from persyk_conformance.reports._run import render_markdown, render_text, report_json
+from persyk_conformance.run._outcomes import Outcome, RunRecord
 
 
 @pytest.fixture(scope="module")

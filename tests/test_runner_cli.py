@@ -10,8 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 from fakes.casetree import fake, write_cases
-from persyk_conformance._outcomes import ExpectedFailuresError, parse_expected_failures
 from persyk_conformance.cli import main
+from persyk_conformance.run._outcomes import ExpectedFailuresError, parse_expected_failures
 
 REPORT_SCHEMA = json.loads(
     (files("persyk_contract.schemas") / "protocol" / "report.schema.json").read_text("utf-8")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from fakes.casetree import fake, run, write_cases
-from persyk_conformance._outcomes import Outcome, RunRecord
 from persyk_conformance.cli import RunConfig, execute
+from persyk_conformance.run._outcomes import Outcome, RunRecord
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 from fakes.casetree import FAKE_TIMEOUT, fake, run, write_cases
-from persyk_conformance import _adapters, _processes, _runner
-from persyk_conformance._outcomes import Outcome, RunRecord
-from persyk_conformance._processes import confinement_available
-from persyk_conformance._reports import dumps_report
+from persyk_conformance.adapters import _adapters, _processes
+from persyk_conformance.adapters._processes import confinement_available
 from persyk_conformance.cli import main
+from persyk_conformance.reports._run import dumps_report
+from persyk_conformance.run import _runner
+from persyk_conformance.run._outcomes import Outcome, RunRecord
 
 MARK = "PERSYK_TEST_LEFTOVER_MARK"
 

@@ -15,11 +15,11 @@ import jsonschema
 import persyk_contract
 import pytest
 from fakes.casetree import fake, write_cases
-from persyk_conformance._cases import load_cases
-from persyk_conformance._explain import expectation_lines
-from persyk_conformance._select import Selectable, SelectionError, select, split_selectors
-from persyk_conformance._show import escape_bytes
+from persyk_conformance.cases._explain import expectation_lines
+from persyk_conformance.cases._load import load_cases
+from persyk_conformance.cases._select import Selectable, SelectionError, select, split_selectors
 from persyk_conformance.cli import RunConfig, execute, main
+from persyk_conformance.reports._show import escape_bytes
 
 REPORT_SCHEMA = json.loads(
     (files("persyk_contract.schemas") / "protocol" / "report.schema.json").read_text("utf-8")

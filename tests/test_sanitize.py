@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from persyk_session._sanitize import (
+from persyk_session.realtime._sanitize import (
     PLACEHOLDER,
     is_secret_header,
     is_secret_member,

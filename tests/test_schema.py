@@ -1,4 +1,4 @@
-"""schemas/v1 and persyk_session._schema: the record contract and its error codes.
+"""schemas/v1 and persyk_session.read._schema: the record contract and its error codes.
 
 Every rejection names the exact list of (code, pointer) it must produce, so a cascade of extra
 diagnostics fails the test as surely as a missing one.
@@ -13,7 +13,7 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from persyk_session import Code
-from persyk_session._schema import (
+from persyk_session.read._schema import (
     KNOWN_BLOCK_TYPES,
     KNOWN_ENTRY_TYPES,
     _validators,
@@ -22,7 +22,7 @@ from persyk_session._schema import (
     validate_entry,
     validate_header,
 )
-from persyk_session._schema_fast import _beyond_schema_may_apply
+from persyk_session.read._schema_fast import _beyond_schema_may_apply
 
 # The seed's user-only example, byte for byte.
 SEED_HEADER_LINE = (

@@ -15,8 +15,13 @@ import jsonschema_rs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from persyk_conformance.strategies import headers, json_values, valid_entries
-from persyk_session import _schema, _schema_fast
-from persyk_session._schema import KNOWN_ENTRY_TYPES, _validators, validate_entry, validate_header
+from persyk_session.read import _schema, _schema_fast
+from persyk_session.read._schema import (
+    KNOWN_ENTRY_TYPES,
+    _validators,
+    validate_entry,
+    validate_header,
+)
 
 SETTINGS = settings(max_examples=200, deadline=None, database=None)
 

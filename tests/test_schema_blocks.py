@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from persyk_session import Code
-from persyk_session._schema import validate_entry
+from persyk_session.read._schema import validate_entry
 
 ENVELOPE = {"id": "e2", "parentId": "e1", "timestamp": "2026-01-01T00:00:01.000Z"}
 PNG = {"status": "available", "path": "assets/p1.png", "mimeType": "image/png"}

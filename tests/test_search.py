@@ -21,11 +21,11 @@ from _corpora import CORPORA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from persyk_conformance.records import header, jsonl, label, session_info, text, user
-from persyk_session._roots import Root, documents_folder, roots_from_args
-from persyk_session._search import instant_ns
-from persyk_session._textmatch import EXCERPT_LIMIT, TITLE_LIMIT, Query, excerpt, title_piece
 from persyk_session.cli import main
 from persyk_session.operations import op_discover, op_open_result, op_search
+from persyk_session.search._judge import instant_ns
+from persyk_session.search._roots import Root, documents_folder, roots_from_args
+from persyk_session.search._textmatch import EXCERPT_LIMIT, TITLE_LIMIT, Query, excerpt, title_piece
 
 DAY1 = "2026-01-01T00:00:00.000Z"
 

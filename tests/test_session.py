@@ -21,7 +21,7 @@ from persyk_conformance.records import (
     user,
 )
 from persyk_session import Code, IndexBuilder, SessionIndex
-from persyk_session._session import MAX_REPORTED_DIAGNOSTICS
+from persyk_session.read._index import MAX_REPORTED_DIAGNOSTICS
 
 
 def build(records: list[dict[str, Any]]) -> SessionIndex:

@@ -14,8 +14,8 @@ import pytest
 from persyk_conformance.records import entry, header, user
 from persyk_session import Code, UsageError, open_session, resolve_session_file
 from persyk_session._lines import Line, split_lines, split_stream
-from persyk_session._records import MAX_RECORD_BYTES
 from persyk_session.operations import op_context, op_info, op_validate
+from persyk_session.read._records import MAX_RECORD_BYTES
 
 HEADER = header("s-1")
 

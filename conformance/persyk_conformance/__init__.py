@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_fixtures", "check_profile_fixtures", "unexercisable_rules"]
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 
 def check_fixtures(
@@ -26,7 +26,7 @@ def check_fixtures(
     """Every problem of the fixture tree at ``root`` (default: the installed cases); an empty
     list means the cases are sane. See docs/fixtures.md, "Invariants and guarantees"."""
     # Imported here so that loading the runner (or its pytest plugin) does not load the check.
-    from . import _sanity
+    from .cases import _sanity
 
     return _sanity.check_fixtures(
         root,
@@ -42,8 +42,9 @@ def check_profile_fixtures(
     profile: str, root: Traversable | None = None, *, spec_text: str | None = None
 ) -> list[str]:
     """Every problem of a format profile's fixture tree other than v1's (``"dsh-v0"``); an
-    empty list means its cases are sane (persyk_conformance._sanity_profile)."""
-    from . import _profiles, _sanity_profile
+    empty list means its cases are sane (persyk_conformance.cases._sanity_profile)."""
+    from . import _profiles
+    from .cases import _sanity_profile
 
     return _sanity_profile.check_profile_fixtures(
         _profiles.profile_named(profile), root, spec_text=spec_text
@@ -53,6 +54,6 @@ def check_profile_fixtures(
 def unexercisable_rules() -> Mapping[str, str]:
     """The rules that no fixture case can exercise, each with its reason: exempt from the
     coverage check (docs/fixtures.md, "Invariants and guarantees")."""
-    from . import _sanity
+    from .cases import _sanity
 
     return _sanity.UNEXERCISABLE_RULES

@@ -19,21 +19,21 @@ from typing import Any
 
 import pytest
 
-from ._adapters import Adapter, SubprocessAdapter
-from ._cases import load_cases
-from ._harness import harness_cases
-from ._harness_capture_kit import CRASH_MOMENTS
-from ._harness_write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
-from ._outcomes import (
+from .adapters._adapters import Adapter, SubprocessAdapter
+from .cases._load import load_cases
+from .harness._canaries import harness_cases
+from .harness._capture_kit import CRASH_MOMENTS
+from .harness._write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
+from .reports._run import failure_lines
+from .run._outcomes import (
     FAILING,
     CaseResult,
     ExpectedFailuresError,
     Outcome,
     load_expected_failures,
 )
-from ._reports import failure_lines
-from ._runner import Planned, Runner, RunOptions, plan_fixture
-from ._workspace import Sandbox
+from .run._runner import Planned, Runner, RunOptions, plan_fixture
+from .run._workspace import Sandbox
 
 __all__ = [
     "CaseItem",

@@ -21,9 +21,9 @@ is needed to use them: install ``persyk-session-conformance[fuzz]`` (README, "De
 
 from __future__ import annotations
 
-from ._strategies_append import APPEND_STEP_KINDS, AppendScenario, AppendStep, append_scenarios
-from ._strategies_faults import FAULT_CLASSES, Fault, FaultClass, faulty_sessions
-from ._strategies_sessions import (
+from .fuzz._strategies_append import APPEND_STEP_KINDS, AppendScenario, AppendStep, append_scenarios
+from .fuzz._strategies_faults import FAULT_CLASSES, Fault, FaultClass, faulty_sessions
+from .fuzz._strategies_sessions import (
     NEAR_LIMITS,
     SPELLINGS,
     EntryGraph,
@@ -34,7 +34,7 @@ from ._strategies_sessions import (
     sessions,
     spell,
 )
-from ._strategies_values import (
+from .fuzz._strategies_values import (
     ENTRY_TYPES,
     asset_refs,
     available_assets,

@@ -14,8 +14,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from persyk_conformance._outcomes import parse_expected_failures
 from persyk_conformance.cli import RunConfig, execute
+from persyk_conformance.run._outcomes import parse_expected_failures
 
 HERE = Path(__file__).resolve().parent
 FILE = HERE / "expected-failures.txt"

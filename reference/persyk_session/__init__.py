@@ -1,16 +1,7 @@
 """Reference implementation of the Persyk session format v1 (see docs/spec.md)."""
 
-from ._append import (
-    AppendResult,
-    BatchItem,
-    append_records,
-    create_session,
-    items_from_jsonl,
-    items_from_objects,
-    read_records_file,
-    remove_entry,
-)
-from ._context import (
+from ._errors import Code, ContractError, Diagnostic, PersykError, UsageError
+from .read._context import (
     History,
     LeafSelector,
     Omission,
@@ -20,11 +11,20 @@ from ._context import (
     to_generic_context,
     validate_for_target,
 )
-from ._errors import Code, ContractError, Diagnostic, PersykError, UsageError
-from ._paging import Page, read_page
-from ._recovery import RecoveryResult, recover
-from ._session import EntryMeta, IndexBuilder, SessionIndex
-from ._store import OpenSession, open_session, resolve_session_file
+from .read._index import EntryMeta, IndexBuilder, SessionIndex
+from .read._paging import Page, read_page
+from .read._store import OpenSession, open_session, resolve_session_file
+from .write._append import (
+    AppendResult,
+    BatchItem,
+    append_records,
+    create_session,
+    items_from_jsonl,
+    items_from_objects,
+    read_records_file,
+    remove_entry,
+)
+from .write._recovery import RecoveryResult, recover
 
 __all__ = [
     "AppendResult",
@@ -59,4 +59,4 @@ __all__ = [
     "to_generic_context",
     "validate_for_target",
 ]
-__version__ = "0.1.0"
+from ._version import __version__ as __version__

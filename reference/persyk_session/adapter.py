@@ -15,11 +15,11 @@ from typing import IO, Any
 
 import persyk_contract
 
-from . import __version__
-from ._capture import abandon_captures
 from ._errors import UsageError
-from ._mode import dumps_json, loads_json
+from ._version import __version__
+from .media._capture import abandon_captures
 from .operations import OPERATIONS, Operation
+from .read._mode import dumps_json, loads_json
 
 __all__ = ["PROFILES", "PROTOCOL_VERSION", "abandon", "capabilities", "dispatch", "hello", "serve"]
 

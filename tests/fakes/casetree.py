@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from persyk_conformance._outcomes import RunRecord
 from persyk_conformance.cli import RunConfig, execute
+from persyk_conformance.run._outcomes import RunRecord
 
 FAKES = Path(__file__).resolve().parent
 

@@ -3,7 +3,8 @@ history (CTX-6 says they are conversation content). The fuzzer must find, shrink
 
 import sys
 
-from persyk_session import _context, adapter
+from persyk_session import adapter
+from persyk_session.read import _context
 
 _context.CONVERSATION_TYPES = frozenset({"message"})
 sys.exit(adapter.main())

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from _fake import serve
 from persyk_session._errors import ContractError
-from persyk_session._lock import session_lock
 from persyk_session.adapter import capabilities, dispatch
+from persyk_session.write._lock import session_lock
 
 FIRST = {"captureStart", "recoverRecording", "deleteSession"}
 

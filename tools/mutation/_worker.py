@@ -30,13 +30,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from persyk_conformance._adapters import AdapterTimedOut, InProcessAdapter, SubprocessAdapter
-from persyk_conformance._harness_write import known_capabilities, write_harness_results
-from persyk_conformance._outcomes import FAILING, CaseResult
 from persyk_conformance._protocol import Reply
-from persyk_conformance._runner import Runner, RunOptions
-from persyk_conformance._workspace import Sandbox
+from persyk_conformance.adapters._adapters import (
+    AdapterTimedOut,
+    InProcessAdapter,
+    SubprocessAdapter,
+)
 from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, plan_cases
+from persyk_conformance.harness._write import known_capabilities, write_harness_results
+from persyk_conformance.run._outcomes import FAILING, CaseResult
+from persyk_conformance.run._runner import Runner, RunOptions
+from persyk_conformance.run._workspace import Sandbox
 
 STEP_TIMEOUT = 10.0  # the runner's default --timeout
 # Checks that need an adapter process: run through the reference's subprocess adapter when

@@ -48,17 +48,21 @@ WORKER = Path(__file__).resolve().parent / "_worker.py"
 
 # The readable core, as issue 17 lists it, then the modules around it.
 CORE: tuple[str, ...] = (
-    "_records.py", "_json_grammar.py", "_schema.py", "_graph.py", "_entries.py",
-    "_append_plan.py", "_recovery_plan.py", "_context.py", "_lines.py", "_append.py",
-    "_recovery.py", "_lock.py", "_paging.py", "_assets.py", "_wav.py", "_capture.py",
-    "_capture_ops.py", "_search.py", "_sanitize.py", "_replay.py",
+    "read/_records.py", "read/_grammar.py", "read/_schema.py", "read/_graph.py",
+    "read/_entries.py", "write/_append_plan.py", "write/_recovery_plan.py", "read/_context.py",
+    "_lines.py", "write/_append.py", "write/_recovery.py", "write/_lock.py", "read/_paging.py",
+    "media/_assets.py", "media/_wav.py", "media/_capture.py", "operations/_media.py",
+    "search/_judge.py", "realtime/_sanitize.py", "realtime/_evidence.py",
 )
-FAST: tuple[str, ...] = ("_records_fast.py", "_schema_fast.py", "_entries_fast.py", "_live.py")
+FAST: tuple[str, ...] = (
+    "read/_records_fast.py", "read/_schema_fast.py", "read/_entries_fast.py", "read/_live.py",
+)
 # Run only in readable mode (the fast mode replaces them).
 READABLE_ONLY: frozenset[str] = frozenset(
-    {"_records.py", "_json_grammar.py", "_schema.py", "_entries.py"})
+    {"read/_records.py", "read/_grammar.py", "read/_schema.py", "read/_entries.py"})
 # H-104 kills a recovery at every system call; it needs an adapter process (--with-h104).
-RECOVERY: frozenset[str] = frozenset({"_recovery.py", "_recovery_plan.py", "_fsutil.py"})
+RECOVERY: frozenset[str] = frozenset(
+    {"write/_recovery.py", "write/_recovery_plan.py", "_fsutil.py"})
 SLOW_CHECKS: frozenset[str] = frozenset({"H-101", "H-102", "H-103", "H-104"})
 GROUPS: dict[str, tuple[str, ...]] = {"core": CORE, "fast": FAST, "all": CORE + FAST}
 

@@ -1,0 +1,520 @@
+"""The two ways to reach an implementation: an adapter subprocess, or the reference in-process.
+
+The subprocess client is the only place where the runner talks to adapter processes. It owns
+every process an adapter starts (``_processes.Owner``: a mark in the environment, the runner as
+child subreaper, a cgroup where there is one) and kills them all when the adapter is killed. It
+talks JSON Lines over pipes it made itself and reads them with deadlines: a request is written
+without blocking (an adapter that reads nothing cannot hold the runner), and every pipe is read
+by a thread that owns its descriptor, so a grandchild that keeps a pipe open can never block
+the runner. stderr is a pipe too, read as it arrives: the runner scans it for canaries and keeps
+a bounded tail; the adapter has no file it could rewrite afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import resource
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from .._protocol import (
+    Hello,
+    Implementation,
+    NotJson,
+    Reply,
+    check_request,
+    decode_hello,
+    decode_reply,
+    dumps_line,
+    encode_hello,
+    encode_run,
+    encode_stop,
+)
+from ._pipes import LineTooLong, StderrSeen, StderrWatch, pump_lines, widen
+from ._processes import Confinement, Owner
+
+__all__ = [
+    "Adapter",
+    "AdapterCrashed",
+    "AdapterTimedOut",
+    "Dispatch",
+    "InProcessAdapter",
+    "StderrSeen",
+    "StrictModeViolation",
+    "SubprocessAdapter",
+]
+
+# How long a stopped adapter gets to exit on its own before it is killed.
+STOP_GRACE_SECONDS = 2.0
+# The longest stdout line the runner reads from an adapter (LF excluded). A reply of protocol 1
+# is at most a few MiB (records are at most 1 MiB); a longer line, or a stream with no LF at
+# all, is a crash, never a reason to hold gigabytes in memory.
+MAX_LINE_BYTES = 64 << 20
+# Lines read ahead of the runner; the reader thread waits when this many are pending, so an
+# adapter flooding stdout is held back by its own pipe instead of filling the runner's memory.
+MAX_PENDING_LINES = 4
+
+
+class AdapterCrashed(Exception):
+    """The adapter exited, closed a pipe, or wrote a line that is not JSON (outcome: crash)."""
+
+
+class AdapterTimedOut(Exception):
+    """The adapter did not answer before the deadline (outcome: timeout)."""
+
+
+class StrictModeViolation(Exception):
+    """--strict: a request of the runner itself does not match the protocol schemas."""
+
+
+class Adapter(Protocol):
+    """What the runner needs from an implementation, however it is reached."""
+
+    @property
+    def hello(self) -> Hello: ...
+
+    def start(self, timeout: float) -> Hello: ...
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply: ...
+
+    def run_with_file_size_limit(
+        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
+    ) -> Reply: ...
+
+    def stderr_begin(self, canaries: Mapping[str, str]) -> None: ...
+
+    def stderr_end(self) -> StderrSeen: ...
+
+    def end_case(self) -> None: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+class SubprocessAdapter:
+    """One adapter process at a time; :meth:`start` again after a crash or timeout.
+
+    ``confine_to``: where the kernel has Landlock, the adapter may write only beneath this
+    directory (the run's sandbox); see ``_processes``.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None = None,
+        strict: bool = False,
+        file_size_limit: int | None = None,
+        profile: str = "v1",
+        confine_to: Path | None = None,
+        _stderr: StderrWatch | None = None,
+    ) -> None:
+        self._argv = list(argv)
+        self.profile = profile  # the format profile named in every run request
+        self._file_size_limit = file_size_limit
+        self._env = dict(env)
+        self._cwd = cwd
+        self._strict = strict
+        self._confine_to = confine_to
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._owner: Owner | None = None
+        self._stdin = -1
+        self._stderr_fd = -1
+        self._lines: queue.Queue[bytes | LineTooLong | None] = queue.Queue()
+        self._pump_stop = threading.Event()
+        self._seq = 0
+        self._hello: Hello | None = None
+        self._watch = _stderr if _stderr is not None else StderrWatch()
+        self.starts = 0  # processes started so far (tests count them)
+        # Seconds from the last request's first byte to its reply line, decoding and schema
+        # checks excluded: what `persyk-conformance bench` times.
+        self.last_round_trip = 0.0
+
+    @property
+    def hello(self) -> Hello:
+        if self._hello is None:
+            raise RuntimeError("the adapter has not been started")
+        return self._hello
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The adapter process's id while it runs (the bench reads its peak memory)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def start(self, timeout: float = 10.0) -> Hello:
+        """Start the process and shake hands.
+
+        Raises AdapterCrashed, AdapterTimedOut or ProtocolViolation.
+        """
+        self.kill()
+        self._spawn()
+        self._seq = 0
+        self._send(encode_hello(), timeout)
+        line = self._receive(timeout, "the hello reply")
+        try:
+            self._hello = decode_hello(line)
+        except NotJson as exc:
+            raise AdapterCrashed(str(exc)) from None
+        return self._hello
+
+    def _spawn(self) -> None:
+        owner = Owner()
+        confinement = None
+        if self._confine_to is not None:
+            with contextlib.suppress(OSError):
+                confinement = Confinement(self._confine_to)
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        for fd in (stdout_r, stderr_r):
+            widen(fd)
+        self.starts += 1
+        try:
+            proc = subprocess.Popen(
+                self._argv,
+                stdin=stdin_r,
+                stdout=stdout_w,
+                stderr=stderr_w,
+                env=owner.environment(self._env),
+                cwd=self._cwd,
+                start_new_session=True,  # its own process group and session
+                preexec_fn=_before_exec(owner, self._file_size_limit, confinement),
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            for fd in (stdin_w, stdout_r, stderr_r):
+                os.close(fd)
+            owner.kill_all()
+            raise AdapterCrashed(f"cannot start the adapter {self._argv!r}: {exc}") from None
+        finally:
+            for fd in (stdin_r, stdout_w, stderr_w):
+                os.close(fd)
+            if confinement is not None:
+                confinement.close()
+        owner.started(proc.pid)
+        self._proc, self._owner = proc, owner
+        os.set_blocking(stdin_w, False)
+        os.set_blocking(stdout_r, False)
+        self._stdin, self._stderr_fd = stdin_w, stderr_r
+        self._watch.attach(stderr_r)
+        self._lines = queue.Queue(MAX_PENDING_LINES)
+        self._pump_stop = threading.Event()
+        threading.Thread(
+            target=pump_lines, args=(stdout_r, self._lines, self._pump_stop, MAX_LINE_BYTES),
+            daemon=True,
+        ).start()
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
+        self._seq += 1
+        seq = self._seq
+        deadline = time.monotonic() + timeout
+        request = encode_run(seq, op, args, self.profile)
+        began = time.perf_counter()
+        self._send(request, timeout)
+        what = f"the reply to {op} (seq {seq})"
+        line = self._receive(max(deadline - time.monotonic(), 0.0), what, timeout)
+        self.last_round_trip = time.perf_counter() - began
+        try:
+            return decode_reply(line, seq=seq, op=op, profile=self.profile)
+        except NotJson as exc:
+            raise AdapterCrashed(str(exc)) from None
+
+    def run_with_file_size_limit(
+        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
+    ) -> Reply:
+        """Run one step in a fresh, one-shot adapter process whose file size limit is ``limit``.
+
+        A limit must be set before the process starts, so the long-lived adapter cannot be
+        reused; its stderr is read into the same window so the runner still sees every byte.
+        """
+        one_shot = SubprocessAdapter(
+            self._argv,
+            env=self._env,
+            cwd=self._cwd,
+            strict=self._strict,
+            file_size_limit=limit,
+            profile=self.profile,
+            confine_to=self._confine_to,
+            _stderr=self._watch,
+        )
+        try:
+            one_shot.start(timeout)
+            return one_shot.run(op, args, timeout)
+        finally:
+            one_shot.close()
+            self.starts += one_shot.starts
+
+    def wrapped(self, prefix: Sequence[str]) -> SubprocessAdapter:
+        """A new, not yet started adapter whose command is ``prefix`` followed by this one's
+        (H-104 runs the adapter under ``strace``); same environment and confinement."""
+        return SubprocessAdapter(
+            [*prefix, *self._argv],
+            env=self._env,
+            cwd=self._cwd,
+            strict=self._strict,
+            file_size_limit=self._file_size_limit,
+            profile=self.profile,
+            confine_to=self._confine_to,
+        )
+
+    def stderr_begin(self, canaries: Mapping[str, str]) -> None:
+        self._watch.begin(canaries)
+
+    def stderr_end(self) -> StderrSeen:
+        return self._watch.end()
+
+    def end_case(self) -> None:
+        """Kill what the adapter left running outside its own session during the case."""
+        if self._owner is not None:
+            self._owner.kill_escaped()
+
+    def close(self) -> None:
+        """Say stop and let the adapter exit; then kill whatever of it is left."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                self._send(encode_stop(), STOP_GRACE_SECONDS)
+                os.close(self._stdin)
+                self._stdin = -1
+                proc.wait(STOP_GRACE_SECONDS)
+            except (AdapterCrashed, AdapterTimedOut, OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill every process of the adapter (escaped ones too) and release its pipes."""
+        proc, owner = self._proc, self._owner
+        if proc is None or owner is None:
+            return
+        self._proc = self._owner = None
+        owner.kill_all()
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
+        self._pump_stop.set()
+        if self._stdin >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._stdin)
+            self._stdin = -1
+        self._watch.detach(self._stderr_fd)
+        self._stderr_fd = -1
+
+    def _send(self, line: bytes, timeout: float) -> None:
+        if self._strict:
+            problems = check_request(line)
+            if problems:
+                raise StrictModeViolation(
+                    "strict mode: the runner's own request breaks the protocol schemas: "
+                    + "; ".join(problems)
+                )
+        if self._proc is None or self._stdin < 0:
+            raise AdapterCrashed("the adapter is not running")
+        deadline = time.monotonic() + timeout
+        view = memoryview(line)
+        poller = select.poll()
+        poller.register(self._stdin, select.POLLOUT)
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AdapterTimedOut(
+                    f"the adapter did not read the request within {timeout:g} s "
+                    f"({len(line) - len(view)} of {len(line)} bytes taken)"
+                )
+            poller.poll(max(int(remaining * 1000), 1))
+            try:
+                written = os.write(self._stdin, view)
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise AdapterCrashed(self._exit_detail("its stdin was closed")) from None
+            view = view[written:]
+
+    def _receive(self, timeout: float, what: str, budget: float | None = None) -> bytes:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AdapterTimedOut(
+                f"no answer within {budget if budget is not None else timeout:g} s "
+                f"while waiting for {what}"
+            ) from None
+        if line is None:
+            raise AdapterCrashed(
+                self._exit_detail(f"its stdout closed while the runner waited for {what}")
+            )
+        if isinstance(line, LineTooLong):
+            raise AdapterCrashed(
+                f"the adapter wrote a stdout line longer than {MAX_LINE_BYTES} bytes "
+                f"while the runner waited for {what}"
+            )
+        return line
+
+    def _exit_detail(self, what: str) -> str:
+        proc = self._proc
+        status: int | None = None
+        if proc is not None:
+            try:
+                status = proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                status = None
+        if status is None:
+            return f"the adapter failed: {what}"
+        return f"the adapter exited with status {status}: {what}"
+
+
+def _before_exec(
+    owner: Owner, file_size_limit: int | None, confinement: Confinement | None
+) -> Callable[[], None]:
+    """The adapter process's first steps, in the child between fork and exec: join the
+    adapter's cgroup, set the file size limit, then confine its writes."""
+
+    def apply() -> None:
+        owner.join()
+        if file_size_limit is not None:
+            _file_size_limiter(file_size_limit)()
+        if confinement is not None:
+            confinement.apply()
+
+    return apply
+
+
+def _file_size_limiter(limit: int) -> Callable[[], None]:
+    """A pre-exec hook: writes past ``limit`` bytes fail with EFBIG instead of killing the
+    process with SIGXFSZ, which is how a full disk looks to a writer (APP-19)."""
+
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+class InProcessAdapter:
+    """The fast path: call the reference's operations in this process, no subprocess.
+
+    ``dispatch(op, args)`` returns a reply body (``result`` | ``internal`` | ``unsupported``);
+    the default is ``persyk_session.adapter.dispatch``, which calls
+    ``persyk_session.operations.OPERATIONS`` exactly as the reference adapter does. No deadline
+    can be enforced and nothing is isolated (no HOME/TMPDIR of its own): use it for the
+    reference, whose subprocess path proves the same results.
+    """
+
+    def __init__(
+        self,
+        dispatch: Dispatch | None = None,
+        implementation: Implementation | None = None,
+        capabilities: frozenset[str] | None = None,
+        profile: str = "v1",
+    ) -> None:
+        self.profile = profile
+        profiles = frozenset({profile})
+        on_kill: Callable[[], None] | None = None
+        if dispatch is None:
+            import persyk_session.adapter as reference
+            from persyk_session import __version__
+
+            def dispatch(op: str, args: dict[str, Any]) -> dict[str, Any]:
+                return reference.dispatch(op, args, profile)
+
+            on_kill = reference.abandon
+            capabilities = frozenset(reference.capabilities())
+            profiles = frozenset(reference.PROFILES)
+            implementation = Implementation(
+                name="persyk-session", version=__version__, language="python (in-process)"
+            )
+        self._dispatch = dispatch
+        self._on_kill = on_kill
+        self._hello = Hello(
+            protocol=1,
+            implementation=implementation or Implementation("in-process", "0", "python"),
+            capabilities=capabilities if capabilities is not None else frozenset(),
+            profiles=profiles,
+        )
+
+    @property
+    def hello(self) -> Hello:
+        return self._hello
+
+    @property
+    def alive(self) -> bool:
+        return True
+
+    def start(self, timeout: float) -> Hello:
+        return self._hello
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
+        body = self._dispatch(op, dict(args))
+        # Through the wire format and the same schema checks as a subprocess reply, so the fast
+        # path cannot pass a result the protocol would reject.
+        return decode_reply(dumps_line({"seq": 0, **body}), seq=0, op=op, profile=self.profile)
+
+    def run_with_file_size_limit(
+        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
+    ) -> Reply:
+        """Run one step in a forked child whose file size limit is ``limit``.
+
+        The limit must not touch the runner itself, so the operation runs in a child process;
+        its reply comes back through a pipe and passes the same checks as any other reply.
+        """
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            status = 0
+            try:
+                os.close(read_end)
+                _file_size_limiter(limit)()
+                body = self._dispatch(op, dict(args))
+                data = orjson.dumps({"seq": 0, **body}) + b"\n"
+                with os.fdopen(write_end, "wb") as sink:
+                    sink.write(data)
+            except BaseException:
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as source:
+            data = source.read()
+        _, status = os.waitpid(pid, 0)
+        if not data:
+            raise AdapterCrashed(f"the forked in-process step exited with status {status}")
+        return decode_reply(data, seq=0, op=op, profile=self.profile)
+
+    def stderr_begin(self, canaries: Mapping[str, str]) -> None:
+        pass
+
+    def stderr_end(self) -> StderrSeen:
+        return StderrSeen()
+
+    def end_case(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def kill(self) -> None:
+        # What a killed reference process leaves (harness condition crashAfter): its captures'
+        # descriptors closed, nothing more written. Only for the reference's own dispatch.
+        if self._on_kill is not None:
+            self._on_kill()

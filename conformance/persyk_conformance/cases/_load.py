@@ -1,0 +1,161 @@
+"""Discover and load the conformance cases shipped as package data.
+
+Cases live in ``persyk_conformance.fixtures/v1/<group>/<ID>-<slug>/case.json`` (docs/fixtures.md).
+Every manifest is validated against ``persyk_contract.schemas/fixtures/case.schema.json`` on load,
+so a runner never acts on a malformed case. Finding no case at all is an error: an empty or
+misplaced fixtures directory must not look like a clean run (as tomli's test_data asserts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from typing import Any
+
+import persyk_contract
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+from .._profiles import V1, Profile
+
+__all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases"]
+
+# The sub-directories of fixtures/v1 that hold cases, in reporting order.
+CASE_GROUPS: tuple[str, ...] = ("golden", "rejection", "scenario")
+
+
+class CaseError(Exception):
+    """The fixtures are broken: a manifest is invalid, misplaced, or no case exists."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One operation of a case and what its result must match."""
+
+    op: str
+    args: Mapping[str, Any]
+    expect: Mapping[str, Any]
+    files: Mapping[str, Mapping[str, Any]] | None = None
+    # Conditions the runner arranges around the step: a held session lock, a file size limit.
+    harness: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One conformance case: its manifest fields and the directory it was loaded from."""
+
+    id: str
+    kind: str
+    title: str
+    rules: tuple[str, ...]
+    level: str
+    requires: tuple[str, ...]
+    steps: tuple[Step, ...]
+    directory: Traversable
+    group: str
+    notes: str | None = None
+
+    @property
+    def tree(self) -> Traversable:
+        """The directory whose contents are copied into the case's fresh workspace."""
+        return self.directory / "tree"
+
+
+def default_root(profile: Profile = V1) -> Traversable:
+    return files("persyk_conformance.fixtures") / profile.fixtures
+
+
+@cache
+def case_schema(name: str = V1.case_schema) -> dict[str, Any]:
+    """The case manifest schema, from the installed package (never from a checkout path)."""
+    return persyk_contract.schema(name)
+
+
+def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
+    """Schema violations of one parsed manifest, as readable lines (empty = valid)."""
+    validator = Draft202012Validator(case_schema(profile.case_schema))
+    problems: list[str] = []
+    for error in sorted(validator.iter_errors(manifest), key=lambda e: list(e.absolute_path)):
+        where = "/" + "/".join(str(part) for part in error.absolute_path)
+        problems.append(f"{where}: {error.message}")
+    return problems
+
+
+def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case:
+    """Load and validate one case directory; raise :class:`CaseError` if it is malformed."""
+    manifest_file = directory / "case.json"
+    if not manifest_file.is_file():
+        raise CaseError(f"{group}/{directory.name}: no case.json")
+    try:
+        manifest = json.loads(manifest_file.read_text("utf-8"))
+    except ValueError as exc:
+        raise CaseError(f"{group}/{directory.name}/case.json: not JSON ({exc})") from None
+    problems = manifest_problems(manifest, profile)
+    if problems:
+        raise CaseError(
+            f"{group}/{directory.name}/case.json does not match {profile.case_schema}:\n  "
+            + "\n  ".join(problems)
+        )
+    if not directory.name.startswith(manifest["id"] + "-"):
+        raise CaseError(
+            f"{group}/{directory.name}: directory name must start with {manifest['id']}-"
+        )
+    if manifest["kind"] != group:
+        raise CaseError(f"{group}/{directory.name}: a {manifest['kind']} case in the {group} group")
+    steps = tuple(
+        Step(
+            op=s["op"],
+            args=s["args"],
+            expect=s["expect"],
+            files=s.get("files"),
+            harness=s.get("harness"),
+        )
+        for s in manifest["steps"]
+    )
+    return Case(
+        id=manifest["id"],
+        kind=manifest["kind"],
+        title=manifest["title"],
+        rules=tuple(manifest["rules"]),
+        level=manifest["level"],
+        requires=tuple(manifest["requires"]),
+        steps=steps,
+        directory=directory,
+        group=group,
+        notes=manifest.get("notes"),
+    )
+
+
+def load_cases(root: Traversable | None = None, profile: Profile = V1) -> list[Case]:
+    """Every case under ``root`` (default: the installed fixtures of the profile, fixtures/v1),
+    ordered by group and id.
+
+    Raises :class:`CaseError` for an invalid manifest, a duplicate id, or when no case is found.
+    """
+    base = default_root(profile) if root is None else root
+    cases: list[Case] = []
+    for group in CASE_GROUPS:
+        group_dir = base / group
+        if not group_dir.is_dir():
+            continue
+        for directory in sorted(group_dir.iterdir(), key=lambda d: d.name):
+            if directory.is_dir():
+                cases.append(load_case(directory, group, profile))
+    if not cases:
+        raise CaseError(f"no conformance case found under {base}; the fixtures are missing")
+    seen: dict[str, str] = {}
+    for case in cases:
+        if case.id in seen:
+            raise CaseError(
+                f"case id {case.id} is used twice: {seen[case.id]} and {case.directory.name}"
+            )
+        seen[case.id] = case.directory.name
+    cases.sort(key=lambda c: (CASE_GROUPS.index(c.group), _id_number(c.id)))
+    return cases
+
+
+def _id_number(case_id: str) -> int:
+    return int(case_id.split("-", 1)[1])

@@ -1,0 +1,156 @@
+"""``persyk-conformance bench`` and ``persyk-conformance bench compare`` (docs/performance.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..bench._plot import PlotUnavailable, plot_report
+from ..bench._report import compare, render_markdown
+from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
+from ._args import positive_int, positive_number
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+FAILED = ("invalid", "timeout", "error")
+
+
+def _sizes(text: str) -> tuple[float, ...]:
+    try:
+        sizes = tuple(positive_number(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError("a comma-separated list of sizes in MB") from None
+    if not sizes:
+        raise argparse.ArgumentTypeError("a comma-separated list of sizes in MB")
+    return sizes
+
+
+def cmd_bench(args: argparse.Namespace, reference: tuple[str, ...]) -> int:
+    if args.bench_command == "compare":
+        return cmd_compare(args)
+    impls = tuple(tuple(shlex.split(cmd)) for cmd in args.impl) if args.impl else (reference,)
+    if any(not argv for argv in impls):
+        print("persyk-conformance bench: --impl is empty", file=sys.stderr)
+        return EXIT_USAGE
+    only = tuple(name for group in args.only or () for name in group)
+    config = BenchConfig(impls=impls, scale=args.scale, repeat=args.repeat, timeout=args.timeout,
+                         only=only, sizes=args.sizes or (), data=args.data,
+                         warmup=not args.no_warmup)
+    try:
+        chosen = workloads_for(config)
+    except ValueError as exc:
+        print(f"persyk-conformance bench: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.list:
+        for workload in chosen:
+            print(f"{workload.key:<24} [{workload.capability}] {workload.heading}")
+        return EXIT_OK
+    for plot in args.plot or ():
+        if plot.suffix.lower() not in (".png", ".svg"):
+            print(f"persyk-conformance bench: --plot {plot}: use .png or .svg", file=sys.stderr)
+            return EXIT_USAGE
+    report = run_bench(config, None if args.quiet else sys.stderr)
+    return _write(report, args)
+
+
+def _write(report: dict[str, Any], args: argparse.Namespace) -> int:
+    markdown = render_markdown(report)
+    if args.report is not None:
+        args.report.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    if args.markdown is not None:
+        args.markdown.write_text(markdown, "utf-8")
+    sys.stdout.write(markdown)
+    for plot in args.plot or ():
+        try:
+            plot_report(report, plot)
+        except PlotUnavailable as exc:
+            print(f"persyk-conformance bench: no plot written: {exc}", file=sys.stderr)
+            break
+    failed = [f"{w['key']} ({r['implementation']}: {r['outcome']})"
+              for w in report["workloads"] for r in w["results"] if r["outcome"] in FAILED]
+    if failed:
+        print(f"persyk-conformance bench: not timed: {', '.join(failed)}", file=sys.stderr)
+    if report["aborted"]:
+        print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
+    return EXIT_FAILED if failed or report["aborted"] else EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    try:
+        old = json.loads(args.old.read_text("utf-8"))
+        new = json.loads(args.new.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"persyk-conformance bench compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    result = compare(old, new, args.threshold)
+    for line in result.lines:
+        print(line)
+    return EXIT_FAILED if result.regressions else EXIT_OK
+
+
+BENCH_EPILOG = """\
+workloads (--only takes these names, or globs over them):
+{workloads}
+--sizes 10,100,1000 runs {scaling} at each size (MB, times --scale) for the cost-against-size
+plot. Exit status: 0 when every workload was timed or is unsupported; 1 when an implementation
+answered wrongly (invalid), timed out or failed; 2 for a usage problem.
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             reference: tuple[str, ...]) -> None:
+    """Add ``bench`` (and its ``compare``) to the command line; ``reference`` is the default
+    adapter command."""
+    names = "\n".join(f"  {kind.name:<18} {kind.title}" for kind in WORKLOADS)
+    bench = sub.add_parser(
+        "bench", help="time fixed workloads through one or more adapters",
+        description="Time a fixed set of generated workloads through each implementation's "
+                    "adapter, interleaved, each against a floor measured in the same run, and "
+                    "write the reports (docs/performance.md). `bench compare OLD NEW` prints "
+                    "what got slower.",
+        epilog=BENCH_EPILOG.format(workloads=names,
+                                   scaling=", ".join(k.name for k in SCALING)),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument("--impl", action="append", metavar="CMD",
+                       help="an adapter command line (shell-quoted; repeatable); default: the "
+                            "built-in reference through its subprocess adapter")
+    bench.add_argument("--scale", type=positive_number, default=1.0, metavar="F",
+                       help="multiply every workload's size (1: the published sizes; 0.01: CI)")
+    bench.add_argument("--repeat", type=positive_int, default=3, metavar="N",
+                       help="timed repetitions per implementation (default: 3)")
+    bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
+                       help="deadline of one repetition of one workload (default: 600)")
+    bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",
+                       help="only these workloads (names or globs)")
+    bench.add_argument("--sizes", type=_sizes, metavar="MB,MB,...",
+                       help="run the scaling workloads at each of these sizes")
+    bench.add_argument("--report", type=Path, metavar="FILE.json", help="write the JSON report")
+    bench.add_argument("--markdown", type=Path, metavar="FILE.md", help="write the Markdown")
+    bench.add_argument("--plot", type=Path, action="append", metavar="FILE.png|FILE.svg",
+                       help="write the plot (repeatable; needs the 'plot' extra: matplotlib)")
+    bench.add_argument("--data", type=Path, metavar="DIR",
+                       help="keep the generated inputs in DIR and reuse them when their "
+                            "manifest matches (default: a temporary directory)")
+    bench.add_argument("--no-warmup", action="store_true",
+                       help="no untimed warm-up repetition before the timed ones")
+    bench.add_argument("--list", action="store_true", help="list the selected workloads")
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    bench.set_defaults(run=lambda args: cmd_bench(args, reference), bench_command=None)
+    inner = bench.add_subparsers(dest="bench_command", metavar="compare")
+    comparison = inner.add_parser(
+        "compare", help="what got slower from one JSON report to another",
+        description="Print each workload and implementation that got slower from OLD to NEW "
+                    "beyond the noise (the new fastest repetition slower than the old slowest, "
+                    "as ratios to the floor); exit 1 when one got slower by more than the "
+                    "threshold (median against median) or stopped being ok.",
+    )
+    comparison.add_argument("old", type=Path, metavar="OLD.json")
+    comparison.add_argument("new", type=Path, metavar="NEW.json")
+    comparison.add_argument("--threshold", type=float, default=10.0, metavar="PCT",
+                            help="the slowdown, in percent, that fails (default: 10)")

@@ -1,0 +1,136 @@
+"""``persyk-conformance fuzz``: its options, progress line and summary (docs/strategies.md).
+
+Exit status: 0 when no disagreement was found, 1 when one was (shrunk, printed, and saved with
+``--save``), 2 for a usage problem (bad options, hypothesis missing, nothing to compare, an
+adapter that does not start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ._args import positive_int, positive_number
+
+if TYPE_CHECKING:
+    from ..fuzz._differential import FuzzReport
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+_DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    fuzz = sub.add_parser(
+        "fuzz", help="compare an implementation with the reference on generated sessions",
+        description="Differential fuzzing: generated sessions, single-fault mutants, append "
+                    "scenarios and torn tails go to the implementation's adapter and to the "
+                    "reference; what the contract fixes (verdict, first error's code and line, "
+                    "context, info, committed ids, recovery action) must agree. A disagreement "
+                    "is shrunk to a minimal input and, with --save, written as a candidate case. "
+                    "Exit 0: no disagreement; 1: one found; 2: a usage problem.",
+    )
+    fuzz.add_argument("--impl", required=True, metavar="CMD",
+                      help="the implementation's adapter command line (shell-quoted)")
+    fuzz.add_argument("--reference", metavar="CMD",
+                      help="the reference's adapter command (default: the built-in reference "
+                           "in this process), e.g. 'persyk-session adapter'")
+    fuzz.add_argument("--examples", type=positive_int, default=100, metavar="N",
+                      help="generated inputs to compare (default: 100)")
+    fuzz.add_argument("--seed", type=int, metavar="S",
+                      help="hypothesis seed: the same seed draws the same inputs (default: "
+                           "random, printed)")
+    fuzz.add_argument("--save", type=Path, metavar="DIR",
+                      help="write a disagreement as a candidate case under DIR/<group>/")
+    fuzz.add_argument("--ops", default=_DEFAULT_OPS, metavar="OP,...",
+                      help=f"operations to compare (default: {_DEFAULT_OPS}); those whose "
+                           "capability the adapter does not declare are left out")
+    fuzz.add_argument("--faults", metavar="KIND,...",
+                      help="break sessions only in these fault classes (docs/strategies.md "
+                           "lists them; 'none': valid sessions only; default: every class)")
+    fuzz.add_argument("--time-budget", type=positive_number, default=300.0, metavar="S",
+                      help="seconds for generating and shrinking together (default: 300)")
+    fuzz.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
+                      help="deadline of each adapter step (default: 10)")
+    fuzz.add_argument("--no-confine", action="store_true",
+                      help="let the adapter write outside the sandbox (docs/runner-isolation.md)")
+    fuzz.set_defaults(run=cmd_fuzz)
+
+
+def _progress(stream: TextIO | None, total: int) -> object:
+    def show(report: FuzzReport, done: bool) -> None:
+        if stream is None:
+            return
+        state = "shrinking" if report.finding is not None else "no disagreement"
+        stream.write(f"\r\x1b[K[{report.examples}/{total}] {report.seconds:.0f} s, {state}")
+        if done:
+            stream.write("\r\x1b[K")
+        stream.flush()
+
+    return show
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    try:
+        from .._protocol import ProtocolViolation
+        from ..adapters._adapters import AdapterCrashed, AdapterTimedOut
+        from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
+        from ..fuzz._save import save_candidate
+    except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
+        print(f"persyk-conformance fuzz needs hypothesis ({exc}); install "
+              "'persyk-session-conformance[fuzz]'", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        ops = parse_ops(args.ops)
+        faults = None if args.faults is None else parse_faults(args.faults)
+    except ValueError as exc:
+        print(f"persyk-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    seed = args.seed if args.seed is not None else random.randrange(2**32)
+    config = FuzzConfig(impl=args.impl, reference=args.reference, examples=args.examples,
+                        seed=seed, ops=ops, faults=faults, time_budget=args.time_budget,
+                        timeout=args.timeout,
+                        confine=not args.no_confine)
+    stream = sys.stderr if sys.stderr.isatty() else None
+    try:
+        report = fuzz(config, _progress(stream, args.examples))  # type: ignore[arg-type]
+    except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
+        print(f"persyk-conformance: an adapter did not start: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not report.ops:
+        print(f"persyk-conformance: the adapter declares no capability of {args.ops}; "
+              "nothing to compare", file=sys.stderr)
+        return EXIT_USAGE
+    origins = ", ".join(f"{name} {count}" for name, count in sorted(report.by_origin.items()))
+    print(f"fuzz: seed {seed}; {report.examples} example(s) in {report.seconds:.1f} s "
+          f"({origins}); {report.compared_steps} step(s) compared, "
+          f"{report.unsupported_steps} unsupported; ops {','.join(report.ops)}"
+          + ("; the time budget ended the run" if report.out_of_time else ""))
+    finding = report.finding
+    if finding is None:
+        print("fuzz: no disagreement")
+        return EXIT_OK
+    step = finding.probe.steps[finding.step]
+    print(f"fuzz: DISAGREEMENT on {finding.probe.origin}, step {finding.step + 1} ({step.op}), "
+          f"shrunk in {report.shrink_calls} call(s):")
+    for problem in finding.mismatches:
+        print(f"  - {problem}")
+    print(f"  implementation: {_brief(finding.implementation[finding.step].reply)}")
+    print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
+    print(f"  session.jsonl ({len(finding.probe.data)} bytes): {_brief(finding.probe.data)}")
+    if args.save is not None:
+        where = save_candidate(finding, args.save, seed=seed, implementation=args.impl,
+                               reference=args.reference)
+        print(f"fuzz: candidate case saved in {where}")
+    return EXIT_FOUND
+
+
+def _brief(value: object, limit: int = 400) -> str:
+    text = (value.decode("utf-8", "backslashreplace") if isinstance(value, bytes)
+            else json.dumps(value, ensure_ascii=False))
+    return text if len(text) <= limit else text[: limit - 3] + "..."

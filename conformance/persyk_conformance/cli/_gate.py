@@ -1,0 +1,138 @@
+"""``persyk-conformance diff`` and ``persyk-conformance release`` (docs/maintainers.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from ..gate._diff import ContractDiff, case_changes, compare
+from ..gate._evidence import (
+    Implementation,
+    implementation_regressions,
+    reference_evidence,
+    schema_evidence,
+)
+from ..gate._release import ReleaseError, build_release, verify_release
+from ..gate._report import dumps_diff, render_diff_markdown
+from ..gate._sides import ContractSide, SideError, load_side
+
+__all__ = ["diff_sides", "register"]
+
+EXIT_USAGE = 2
+
+
+def diff_sides(
+    base: ContractSide,
+    head: ContractSide,
+    *,
+    implementations: tuple[Implementation, ...] = (),
+    run: bool = True,
+    timeout: float = 10.0,
+) -> ContractDiff:
+    """Gather the evidence (schemas always; implementations when ``run``) and compare."""
+    evidence, notes = schema_evidence(base, head)
+    changes = case_changes(base, head)
+    regressions: dict[str, tuple[str, ...]] = {}
+    if run:
+        with tempfile.TemporaryDirectory(prefix="persyk-diff-") as scratch:
+            found, more = reference_evidence(base, head, changes, Path(scratch), timeout)
+        evidence += found
+        notes += more
+        for implementation in implementations:
+            newly, more = implementation_regressions(
+                implementation, base, head, changes, timeout
+            )
+            regressions[implementation.name] = tuple(newly)
+            notes += more
+    else:
+        notes.append("--no-run: no implementation ran; evidence from manifests and schemas only")
+    return compare(base, head, evidence, notes=notes, implementations=regressions)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    repo: Path = args.repo
+    try:
+        base = load_side(args.base, repo)
+    except SideError as exc:
+        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        head = load_side(args.head if args.head is not None else str(repo), repo)
+    except SideError as exc:
+        base.discard()
+        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        implementations = tuple(Implementation(cmd, cmd) for cmd in args.impl or ())
+        diff = diff_sides(
+            base, head, implementations=implementations, run=not args.no_run,
+            timeout=args.timeout,
+        )
+    finally:
+        base.discard()
+        head.discard()
+    status = diff.exit_status(allow_documented=args.allow_documented_breaking)
+    text = dumps_diff(diff, status) if args.format == "json" else render_diff_markdown(
+        diff, status
+    )
+    if args.output is not None:
+        args.output.write_text(text, "utf-8")
+    else:
+        sys.stdout.write(text)
+    return status
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    try:
+        if args.verify is not None:
+            version = verify_release(args.verify)
+            print(f"{args.verify}: contract {version}, every file matches MANIFEST.json")
+            return 0
+        archive = build_release(args.source, args.out)
+    except ReleaseError as exc:
+        print(f"persyk-conformance release: {exc}", file=sys.stderr)
+        return 1 if args.verify is not None else EXIT_USAGE
+    print(archive)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    diff = sub.add_parser(
+        "diff",
+        help="classify a contract change as compatible or breaking",
+        description="Compare two versions of the contract (a git revision, a checkout directory "
+        "or a release archive each) and say whether the change is compatible or breaking, for "
+        "readers and for writers, with the cases that prove it. Exit status: 0 compatible, "
+        "1 breaking, 2 usage, 3 inconsistent bookkeeping.",
+    )
+    diff.add_argument("base", help="git revision, checkout directory or release archive")
+    diff.add_argument("head", nargs="?", help="the same kinds; default: the --repo checkout")
+    diff.add_argument("--repo", type=Path, default=Path("."), metavar="DIR",
+                      help="the checkout whose git revisions BASE and HEAD name (default: .)")
+    diff.add_argument("--impl", action="append", metavar="CMD",
+                      help="also list the cases this adapter newly fails (repeatable)")
+    diff.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    diff.add_argument("--output", type=Path, metavar="FILE", help="write the report here")
+    diff.add_argument("--allow-documented-breaking", action="store_true",
+                      help="exit 0 for a breaking change whose bookkeeping is complete")
+    diff.add_argument("--no-run", action="store_true",
+                      help="run no implementation: manifests and schemas only")
+    diff.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                      help="per-step timeout of the runs (default 10)")
+    diff.set_defaults(run=cmd_diff)
+    release = sub.add_parser(
+        "release",
+        help="build or verify a release archive of the contract",
+        description="Pack the contract of a checkout (cases, schemas, rules, codes, spec, the "
+        "Python reference) into a reproducible persyk-contract-X.Y.Z.tar.gz with a SHA-256 "
+        "manifest, or verify such an archive.",
+    )
+    release.add_argument("--source", type=Path, default=Path("."), metavar="DIR",
+                         help="the checkout to pack (default: .)")
+    release.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
+                         help="where to write the archive (default: dist)")
+    release.add_argument("--verify", type=Path, metavar="ARCHIVE",
+                         help="verify this archive instead of building one")
+    release.set_defaults(run=cmd_release)

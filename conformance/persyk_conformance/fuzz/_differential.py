@@ -1,0 +1,255 @@
+"""``persyk-conformance fuzz``: differential fuzzing of an implementation against the reference.
+
+Hypothesis draws probes (``_fuzz_probes``); each runs through the implementation's adapter and
+through the reference (in this process, or through an adapter command of its own), in fresh
+copies of its session, and the contract-fixed views of the two answers are compared step by step.
+The first disagreement stops generation; hypothesis then shrinks it to a minimal probe that still
+disagrees, within the time budget, and the last disagreeing probe is what the run reports and
+saves as a candidate case (``_fuzz_save``). The adapters are the runner's own
+(``_adapters``): the same process ownership, confinement, deadlines and restarts as ``run``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import strategies as st
+
+from .._protocol import Internal, ProtocolViolation, Result, Unsupported
+from ..adapters._adapters import (
+    Adapter,
+    AdapterCrashed,
+    AdapterTimedOut,
+    InProcessAdapter,
+    SubprocessAdapter,
+)
+from ..cases._match import match
+from ..run._workspace import Sandbox, remove_tree
+from ._probes import OPS, Probe, probes, view_of
+from ._strategies_faults import FAULT_CLASSES
+
+__all__ = ["Answer", "Disagreement", "FuzzConfig", "FuzzReport", "fuzz"]
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzConfig:
+    impl: str
+    reference: str | None = None  # an adapter command; None: the reference in this process
+    examples: int = 100
+    seed: int = 0
+    ops: tuple[str, ...] = tuple(OPS)
+    faults: tuple[str, ...] | None = None  # fault classes of the read probes (None: all)
+    time_budget: float = 300.0  # seconds for generation and shrinking together
+    timeout: float = 10.0  # deadline of each adapter step
+    confine: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One side's answer to one step: the raw reply body and its contract view (None when the
+    side said ``unsupported``: nothing to compare)."""
+
+    reply: dict[str, Any]
+    view: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    probe: Probe
+    step: int  # index of the first step whose views differ
+    mismatches: tuple[str, ...]
+    implementation: tuple[Answer, ...]
+    reference: tuple[Answer, ...]
+
+
+@dataclass(slots=True)
+class FuzzReport:
+    examples: int = 0
+    compared_steps: int = 0
+    unsupported_steps: int = 0
+    seconds: float = 0.0
+    out_of_time: bool = False
+    shrink_calls: int = 0
+    finding: Disagreement | None = None
+    ops: tuple[str, ...] = ()
+    by_origin: dict[str, int] = field(default_factory=dict)
+
+
+class _Disagrees(Exception):
+    """Raised inside the hypothesis test so that it shrinks the probe."""
+
+
+def _ask(adapter: Adapter, op: str, args: dict[str, Any], timeout: float,
+         restart: Callable[[], None]) -> Answer:
+    try:
+        reply = adapter.run(op, args, timeout)
+    except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
+        restart()
+        return Answer({"failed": f"{type(exc).__name__}: {exc}"},
+                      {"failed": type(exc).__name__})
+    if isinstance(reply, Unsupported):
+        return Answer({"unsupported": True}, None)
+    if isinstance(reply, Internal):
+        return Answer({"internal": {"message": reply.message}}, {"internal": True})
+    assert isinstance(reply, Result)
+    return Answer({"result": dict(reply.value)}, view_of(op, reply.value))
+
+
+class _Side:
+    """One implementation behind an adapter, with a workspace of its own."""
+
+    def __init__(self, adapter: Adapter, workspace: Path, timeout: float) -> None:
+        self.adapter, self.workspace, self.timeout = adapter, workspace, timeout
+        self.hello = adapter.start(timeout)
+
+    def restart(self) -> None:
+        """After a crash or a timeout: a fresh process. One that does not start is left for
+        the next step to find dead (its answer is then a failure, like the crash's)."""
+        self.adapter.kill()
+        try:
+            self.hello = self.adapter.start(self.timeout)
+        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation):
+            self.adapter.kill()
+
+    def run(self, probe: Probe, until: int | None = None) -> list[Answer]:
+        if not self.adapter.alive:
+            self.restart()
+        remove_tree(self.workspace)
+        session = self.workspace / "session"
+        session.mkdir(parents=True)
+        (session / "session.jsonl").write_bytes(probe.data)
+        answers = []
+        for step in probe.steps[:until]:
+            args = {"session": str(session), **step.args}
+            answers.append(_ask(self.adapter, step.op, args, self.timeout, self.restart))
+        self.adapter.end_case()
+        return answers
+
+
+def _compare(probe: Probe, impl: list[Answer], ref: list[Answer]) -> tuple[int, list[str]] | None:
+    for index, (mine, theirs) in enumerate(zip(impl, ref, strict=True)):
+        if mine.view is None or theirs.view is None:
+            if probe.steps[index].op in ("append", "remove"):
+                return None  # the state after an unsupported write is unknown: stop comparing
+            continue
+        pattern = view_of(probe.steps[index].op, theirs.reply["result"], pattern=True) if (
+            "result" in theirs.reply) else theirs.view
+        # match() takes an integer beyond 2^53 as equal to the same double (REC-9's numbers
+        # decision), so a double-based reader's nearest double is no disagreement.
+        problems = match(pattern, mine.view)
+        if problems:
+            return index, problems
+    return None
+
+
+def _adapter(command: str, sandbox: Sandbox, config: FuzzConfig) -> SubprocessAdapter:
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("an adapter command is empty")
+    return SubprocessAdapter(argv, env=sandbox.adapter_env(os.environ),
+                             confine_to=sandbox.root if config.confine else None)
+
+
+def usable_ops(config: FuzzConfig, capabilities: frozenset[str]) -> tuple[str, ...]:
+    """The requested operations whose capability the implementation declares."""
+    return tuple(op for op in config.ops if OPS[op] in capabilities)
+
+
+def fuzz(config: FuzzConfig, progress: Callable[[FuzzReport, bool], None] | None = None
+         ) -> FuzzReport:
+    """Run the fuzzer; the report holds the (shrunk) disagreement, if one was found."""
+    report = FuzzReport()
+    sandbox = Sandbox.create()
+    impl_adapter: Adapter = _adapter(config.impl, sandbox, config)
+    ref_adapter: Adapter = (InProcessAdapter() if config.reference is None
+                            else _adapter(config.reference, sandbox, config))
+    try:
+        impl = _Side(impl_adapter, sandbox.cases / "fuzz", config.timeout)
+        ref = _Side(ref_adapter, sandbox.runner / "reference", config.timeout)
+        report.ops = usable_ops(config, impl.hello.capabilities)
+        if report.ops:
+            _drive(config, report, impl, ref, progress)
+    finally:
+        impl_adapter.close()
+        ref_adapter.close()
+        sandbox.remove()
+    return report
+
+
+def _drive(config: FuzzConfig, report: FuzzReport, impl: _Side, ref: _Side,
+           progress: Callable[[FuzzReport, bool], None] | None) -> None:
+    began = time.monotonic()
+    strategy = probes(report.ops, config.faults)
+
+    @settings(max_examples=config.examples, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+              phases=(Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
+              print_blob=False)
+    @seed(config.seed)
+    @given(st.data())
+    def probe_once(data: st.DataObject) -> None:
+        report.seconds = time.monotonic() - began
+        if report.seconds > config.time_budget:
+            report.out_of_time = True
+            return  # generation stops paying; a shrink ends with the last disagreement seen
+        probe = data.draw(strategy)
+        shrinking = report.finding is not None
+        if shrinking:
+            report.shrink_calls += 1
+        else:
+            report.examples += 1
+            report.by_origin[probe.family] = report.by_origin.get(probe.family, 0) + 1
+        mine, theirs = impl.run(probe), ref.run(probe)
+        for a, b in zip(mine, theirs, strict=True):
+            counted = a.view is not None and b.view is not None
+            report.compared_steps += counted and not shrinking
+            report.unsupported_steps += (not counted) and not shrinking
+        if progress is not None:
+            progress(report, False)
+        found = _compare(probe, mine, theirs)
+        if found is not None:
+            index, problems = found
+            report.finding = Disagreement(probe, index, tuple(problems), tuple(mine),
+                                          tuple(theirs))
+            raise _Disagrees()
+
+    try:
+        probe_once()
+    except _Disagrees:
+        pass
+    except Exception as exc:  # hypothesis's flaky report after a shrink cut by the budget
+        if report.finding is None:
+            raise
+        del exc
+    report.seconds = time.monotonic() - began
+    if progress is not None:
+        progress(report, True)
+
+
+def _names(text: str, known: Iterable[str], what: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    allowed = list(known)
+    unknown = [name for name in names if name not in allowed]
+    if unknown or not names:
+        raise ValueError(f"unknown {what} {', '.join(unknown) or '(none)'}; choose from "
+                         f"{', '.join(allowed)}")
+    return names
+
+
+def parse_faults(text: str) -> tuple[str, ...]:
+    """``--faults``: fault classes (FAULT_CLASSES), or ``none`` for valid sessions only."""
+    if text.strip() == "none":
+        return ()
+    return _names(text, FAULT_CLASSES, "fault class(es) (or none)")
+
+
+def parse_ops(text: str) -> tuple[str, ...]:
+    """``--ops``: operations of OPS."""
+    return _names(text, OPS, "operation(s)")

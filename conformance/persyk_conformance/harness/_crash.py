@@ -1,0 +1,305 @@
+"""H-104: recovery killed at every step, then run again (RCV-18, RCV-19).
+
+A crash in the middle of ``recover`` must never block a session: whatever an interrupted
+attempt left behind, the next ``recover`` finishes the job. This check proves it for any
+implementation, in any language, without its cooperation, by killing the adapter process with
+SIGKILL on entry to each system call that changes a file (as a power cut or ``kill -9`` would),
+one call per attempt:
+
+1. a *recording* run traces the mutating system calls of one ``recover`` under ``strace``;
+2. for every recorded call (the k-th ``write``, the k-th ``fsync``, ...), a fresh copy of the
+   torn session is recovered by a fresh adapter process that ``strace`` kills on entry to exactly
+   that call (``-e inject=SYSCALL:signal=KILL:when=k``); the kill happens before the call runs,
+   so every state between two calls is reached, and killing at the reply covers the state after
+   the last one;
+3. a clean adapter then runs ``recover`` again. It must succeed, and the session must end exactly
+   as one uninterrupted recovery leaves it: the committed records byte for byte (or, for a file
+   without a complete record, no ``session.jsonl``), the fragment preserved under ``recovery/``
+   exactly once (one file, holding exactly its bytes), nothing else left in the session
+   directory, the session valid and a further ``recover`` a no-op.
+
+Two torn sessions are used: a torn last record after committed ones (``truncated``, RCV-5) and a
+torn header alone (``removed``, RCV-16). The counting is per system call and per traced thread
+(strace's rule), so a multi-threaded implementation is killed at each thread's k-th call: still a
+crash at a real step, if not always the recorded one. Where ``strace`` is missing or ptrace is
+not permitted, and for an in-process adapter, the check is reported unsupported with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from .. import records as kit
+from .._protocol import Result
+from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut
+
+__all__ = [
+    "MUTATING_SYSCALLS",
+    "CrashCheckUnsupported",
+    "Problems",
+    "call",
+    "killing_prefix",
+    "recording_prefix",
+    "recovery_killed_at_every_step",
+    "strace_prefix",
+    "trace_points",
+    "wrapper",
+]
+
+# System calls that change a file or a directory. Opening with O_CREAT is not in the list
+# (strace cannot select it by flag without killing at every open of the interpreter); the state
+# it leaves is reached by killing at the next call of the list.
+MUTATING_SYSCALLS: tuple[str, ...] = (
+    "write", "pwrite64", "writev", "pwritev", "pwritev2", "fsync", "fdatasync",
+    "sync_file_range", "ftruncate", "truncate", "rename", "renameat", "renameat2", "link",
+    "linkat", "symlink", "symlinkat", "unlink", "unlinkat", "rmdir", "mkdir", "mkdirat",
+    "fallocate", "copy_file_range", "sendfile",
+)
+# "?" lets strace ignore a name this architecture lacks (no rename on aarch64, say).
+_SYSCALL_SET = ",".join(f"?{name}" for name in MUTATING_SYSCALLS)
+_TRACE_LINE = re.compile(rb"^(?:\[pid\s+)?(\d+)\]?\s+(\w+)\(")
+# The strace probe's bound, and the step bound when a caller gives none; a run passes its own
+# --timeout (issue 19.9: harness checks honour the run's timeout).
+STEP_TIMEOUT = 30.0
+TS = "2026-01-01T00:00:00.000Z"
+
+
+class CrashCheckUnsupported(Exception):
+    """The check cannot run here (no strace, no ptrace, no adapter process); says why."""
+
+
+class _Wrappable(Protocol):
+    def wrapped(self, prefix: Sequence[str]) -> Adapter: ...
+
+
+def strace_prefix() -> list[str]:
+    """``strace`` as a command prefix, after proving that it can trace and inject here."""
+    strace = shutil.which("strace")
+    if strace is None:
+        raise CrashCheckUnsupported("needs strace (Linux) to kill the adapter at each system call")
+    probe = subprocess.run(
+        [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=?write",
+         "-e", "inject=?getpid:error=ENOSYS", "--", "true"],
+        capture_output=True, timeout=STEP_TIMEOUT, check=False,
+    )
+    if probe.returncode != 0:
+        raise CrashCheckUnsupported("strace cannot trace processes here (ptrace not permitted)")
+    # Not --seccomp-bpf: with it, strace 6.1 does not fire ``when=k`` injections for k > 1.
+    return [strace, "-f", "-qq"]
+
+
+def wrapper(factory: Callable[[], Adapter]) -> Callable[[Sequence[str]], Adapter]:
+    sample = factory()
+    if not hasattr(sample, "wrapped"):
+        raise CrashCheckUnsupported("needs an adapter process (not the in-process adapter)")
+
+    def make(prefix: Sequence[str]) -> Adapter:
+        adapter: _Wrappable = factory()  # type: ignore[assignment]
+        return adapter.wrapped(prefix)
+
+    return make
+
+
+# --- the torn sessions -------------------------------------------------------------------------
+
+HEADER = {"type": "session", "version": 1, "id": "harness-crash", "timestamp": TS}
+
+
+def _scenarios() -> list[tuple[str, bytes, bytes]]:
+    """(name, committed bytes, fragment): the file is committed + fragment."""
+    committed = kit.jsonl(
+        HEADER,
+        kit.user("k0", None, "first"),
+        kit.user("k1", "k0", "second"),
+    )
+    torn = kit.line(kit.user("k2", "k1", "a record cut by a crash, " + "x" * 3000))
+    return [
+        ("truncated", committed, torn[: len(torn) // 2]),  # RCV-5
+        ("removed", b"", kit.line(HEADER)[:-9]),  # RCV-16: a torn header alone
+    ]
+
+
+# --- the check ---------------------------------------------------------------------------------
+
+
+class Problems:
+    """At most fifty problems: enough to see a pattern, never a flood."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, text: str) -> None:
+        if len(self.items) < 50:
+            self.items.append(text)
+
+    def check(self, condition: bool, text: str) -> None:
+        if not condition:
+            self.add(text)
+
+
+def call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One operation's result; a reply that is no result (internal, unsupported) raises."""
+    reply = adapter.run(op, args, timeout)
+    if not isinstance(reply, Result):
+        raise AdapterCrashed(f"{op}: the adapter did not return a result ({type(reply).__name__})")
+    return dict(reply.value)
+
+
+def recovery_killed_at_every_step(
+    factory: Callable[[], Adapter], workdir: Path, timeout: float = STEP_TIMEOUT
+) -> list[str]:
+    """H-104, each adapter step bounded by the run's ``timeout``; raises CrashCheckUnsupported
+    when it cannot run here."""
+    strace = strace_prefix()
+    wrapped = wrapper(factory)
+    problems = Problems()
+    clean = factory()
+    clean.start(timeout)
+    try:
+        for name, committed, fragment in _scenarios():
+            _scenario(wrapped, clean, strace, workdir / name, (committed, fragment), problems,
+                      timeout)
+    finally:
+        clean.close()
+    return problems.items
+
+
+def _lay_out(session: Path, data: bytes) -> None:
+    session.mkdir(parents=True)
+    (session / "session.jsonl").write_bytes(data)
+
+
+def _kill_points(
+    wrapped: Callable[[Sequence[str]], Adapter], strace: list[str], case: Path, data: bytes,
+    timeout: float,
+) -> list[tuple[str, int]]:
+    """Record one uninterrupted recovery: its mutating calls, as (syscall, k-th of its thread)."""
+    session = case / "session"
+    _lay_out(session, data)
+    trace = case / "trace.txt"
+    adapter = wrapped(recording_prefix(strace, trace))
+    try:
+        adapter.start(timeout)
+        call(adapter, "recover", {"session": str(session)}, timeout)
+    finally:
+        adapter.close()
+    points = trace_points(trace.read_bytes())
+    shutil.rmtree(case, ignore_errors=True)
+    return points
+
+
+def trace_points(trace: bytes) -> list[tuple[str, int]]:
+    """The mutating calls of an ``strace -o`` file, in order, each as (syscall, k-th of that
+    syscall in its thread), once each: the points a killing run can name with ``when=k``."""
+    seen: dict[tuple[bytes, bytes], int] = {}
+    points: list[tuple[str, int]] = []
+    for line in trace.splitlines():
+        match = _TRACE_LINE.match(line)
+        if match is None:
+            continue  # "<... resumed>", "+++ exited", signals
+        key = (match.group(1), match.group(2))
+        seen[key] = seen.get(key, 0) + 1
+        point = (match.group(2).decode("ascii"), seen[key])
+        if point not in points:
+            points.append(point)
+    return points
+
+
+def recording_prefix(strace: Sequence[str], trace: Path) -> list[str]:
+    """The command prefix of a run that records its mutating calls into ``trace``."""
+    return [*strace, "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"]
+
+
+def killing_prefix(strace: Sequence[str], point: tuple[str, int]) -> list[str]:
+    """The command prefix of a run killed (SIGKILL) on entry to the ``point``-th call."""
+    syscall, nth = point
+    return [*strace, "-o", os.devnull, "-e", f"trace={syscall}",
+            "-e", f"inject={syscall}:signal=KILL:when={nth}", "--"]
+
+
+def _scenario(
+    wrapped: Callable[[Sequence[str]], Adapter],
+    clean: Adapter,
+    strace: list[str],
+    base: Path,
+    torn: tuple[bytes, bytes],
+    problems: Problems,
+    timeout: float,
+) -> None:
+    committed, fragment = torn
+    data = committed + fragment
+    action = "truncated" if committed else "removed"
+    points = _kill_points(wrapped, strace, base / "record", data, timeout)
+    if not points:
+        problems.add(f"{action}: the recording run made no mutating system call")
+        return
+    fired = 0
+    for index, (syscall, nth) in enumerate(points):
+        where = f"{action}: killed at {syscall} #{nth}"
+        session = base / f"kill-{index}" / "session"
+        _lay_out(session, data)
+        adapter = wrapped(killing_prefix(strace, (syscall, nth)))
+        try:
+            adapter.start(timeout)
+            call(adapter, "recover", {"session": str(session)}, timeout)
+        except (AdapterCrashed, AdapterTimedOut):
+            fired += 1  # killed, as intended (or hung: the rerun below must cope either way)
+        finally:
+            adapter.kill()
+        _check_rerun(clean, session, torn, where, problems, timeout)
+        shutil.rmtree(session.parent, ignore_errors=True)
+    if not fired:
+        # Then nothing was proven: say so rather than pass.
+        problems.add(f"{action}: strace killed the adapter at none of the {len(points)} points")
+
+
+def _check_rerun(
+    clean: Adapter, session: Path, torn: tuple[bytes, bytes], where: str,
+    problems: Problems, timeout: float,
+) -> None:
+    committed, fragment = torn
+    file = session / "session.jsonl"
+    try:
+        result = call(clean, "recover", {"session": str(session)}, timeout)
+    except (AdapterCrashed, AdapterTimedOut) as exc:
+        problems.add(f"{where}: the rerun failed: {exc}")
+        clean.start(timeout)
+        return
+    if "error" in result and committed:
+        problems.add(f"{where}: the rerun was refused: {result['error']}")
+        return
+    if committed:
+        if not file.is_file() or file.read_bytes() != committed:
+            problems.add(f"{where}: after the rerun the file is not exactly the committed records")
+    elif file.exists():
+        problems.add(f"{where}: after the rerun session.jsonl still exists (RCV-16)")
+    recovery = session / "recovery"
+    kept = sorted(p for p in recovery.rglob("*")) if recovery.is_dir() else []
+    files = [p for p in kept if p.is_file() and not p.is_symlink()]
+    if len(kept) != 1 or len(files) != 1:
+        names = [str(p.relative_to(session)) for p in kept]
+        problems.add(f"{where}: recovery/ must hold exactly the preserved fragment, holds {names}")
+    elif files[0].read_bytes() != fragment:
+        problems.add(f"{where}: the preserved file does not hold the fragment's exact bytes")
+    preserved = result.get("preserved")
+    if isinstance(preserved, str) and not (session / preserved).is_file():
+        problems.add(f"{where}: the rerun names {preserved!r}, which is not a file")
+    others = sorted(
+        p.name for p in session.iterdir() if p.name not in ("session.jsonl", "session.lock",
+                                                            "recovery")
+    )
+    if others:
+        problems.add(f"{where}: the interrupted attempt left {others} in the session directory")
+    if committed:
+        valid = call(clean, "validate", {"session": str(session)}, timeout)
+        if valid.get("valid") is not True:
+            problems.add(f"{where}: the session is not valid after the rerun")
+        again = call(clean, "recover", {"session": str(session)}, timeout)
+        if again.get("action") != "none":
+            problems.add(f"{where}: a further recover is not a no-op: {again}")

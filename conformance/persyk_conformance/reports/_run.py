@@ -1,0 +1,347 @@
+"""Reports of one run: JSON (schemas/protocol/report.schema.json), text, Markdown, JUnit XML.
+
+All renderers are pure functions of a :class:`RunRecord`; the CLI decides where they go.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from persyk_contract import profile_contract_version
+
+from ..cases._explain import rule_details, rule_line
+from ..run._outcomes import FAILING, CaseResult, Outcome, RunRecord
+
+__all__ = [
+    "REPORT_FORMAT",
+    "AreaRow",
+    "area_summary",
+    "dumps_report",
+    "failure_lines",
+    "render_junit",
+    "render_markdown",
+    "render_text",
+    "report_json",
+]
+
+REPORT_FORMAT = 1  # the version of report.schema.json's shape
+NOTHING_TESTED = "nothing tested: every case was unsupported or skipped"
+AREAS_NOTE = (
+    "A case counts once in each area its rules touch, so the area rows add up to more than "
+    "the number of cases."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AreaRow:
+    area: str
+    cases: int
+    passed: int
+    failed: int
+    expected: int  # xfail
+    unsupported: int  # unsupported or skipped
+
+
+def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
+    """Counts per rule area (the prefix of rule IDs: REC, HDR, ...); a case counts in each area
+    its rules name, once."""
+    tally: dict[str, list[int]] = {}
+    for result in results:
+        for area in sorted({rule.split("-", 1)[0] for rule in result.rules}):
+            row = tally.setdefault(area, [0, 0, 0, 0, 0])
+            row[0] += 1
+            if result.outcome is Outcome.PASS:
+                row[1] += 1
+            elif result.outcome in FAILING:
+                row[2] += 1
+            elif result.outcome is Outcome.XFAIL:
+                row[3] += 1
+            else:
+                row[4] += 1
+    return [AreaRow(area, *counts) for area, counts in sorted(tally.items())]
+
+
+def report_json(record: RunRecord) -> dict[str, Any]:
+    return {
+        "format": REPORT_FORMAT,
+        "header": {
+            "suite": {
+                "name": "persyk-session-conformance",
+                "version": record.suite_version,
+                "contract": profile_contract_version(record.profile),
+            },
+            "protocol": record.protocol,
+            "profile": record.profile,
+            "implementation": dict(record.implementation) if record.implementation else None,
+            "capabilities": list(record.capabilities),
+            "command": list(record.command) if record.command is not None else None,
+            "mode": record.mode,
+            "platform": dict(record.platform),
+            "started_at": record.started_at,
+        },
+        "cases": [{**r.to_json(), "rule_details": rule_details(r.rules)} for r in record.results],
+        "footer": {
+            "totals": record.totals(),
+            "passed": record.passed,
+            "tested": record.tested,
+            "finished_at": record.finished_at,
+            "duration_ms": round(record.duration_ms, 3),
+            **({"aborted": record.aborted} if record.aborted is not None else {}),
+        },
+    }
+
+
+# How every format says that a run did not get to the end (RunRecord.aborted says why).
+STOPPED_EARLY = "The run stopped early"
+
+
+def _impl_name(record: RunRecord) -> str:
+    impl = record.implementation
+    if not impl:
+        return "(unknown implementation)"
+    return f"{impl['name']} {impl['version']} ({impl['language']})"
+
+
+def _totals_line(record: RunRecord) -> str:
+    totals = record.totals()
+    parts = [f"{n} {name}" for name, n in totals.items() if n]
+    return ", ".join(parts) or "no cases"
+
+
+def failure_lines(result: CaseResult) -> list[str]:
+    """Everything an implementer needs to act on a case that did not pass: its rules with
+    their level and spec section, its folder, the deciding step, every mismatch, and what the
+    step expected (the same lines in every format)."""
+    lines = [f"rules: {rule_line(result.rules)}" if result.rules else "rules: (none)"]
+    if result.folder is not None:
+        lines.append(f"case folder: {result.folder}")
+    if result.kind != "harness":
+        lines.append(f"look at it: persyk-conformance show {result.id}")
+    described = result.describe()
+    if described:
+        lines.extend(described.splitlines())
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class _NotRun:
+    reason: str = ""
+    ids: tuple[str, ...] = ()
+
+
+def _not_run(record: RunRecord) -> _NotRun:
+    """The cases the runner did not run because it gave up on the adapter: one reason, said
+    once rather than once a case."""
+    cases = [r for r in record.results
+             if r.outcome is Outcome.ERROR and (r.reason or "").startswith("not run:")]
+    if not cases:
+        return _NotRun()
+    return _NotRun(cases[0].reason or "", tuple(r.id for r in cases))
+
+
+def unsupported_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
+    """The unsupported cases grouped by why: the capability they need and the adapter did not
+    declare, or the operation it answered ``unsupported`` to."""
+    declared = set(record.capabilities)
+    groups: dict[str, list[str]] = {}
+    for result in record.results:
+        if result.outcome is not Outcome.UNSUPPORTED:
+            continue
+        missing = sorted(set(result.requires) - declared)
+        if missing:
+            key = f"capability {', '.join(missing)} not declared"
+        elif result.op is not None:
+            key = f"the adapter answered unsupported to {result.op}"
+        else:
+            key = result.reason or "unsupported"
+        groups.setdefault(key, []).append(result.id)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _id_list(ids: list[str], limit: int = 6) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False) -> str:
+    """The run for a terminal. ``quiet``: the summary only. ``verbose``: every case, passes
+    and unsupported ones included; otherwise unsupported cases are counted by reason."""
+    lines = [
+        f"persyk-conformance {record.suite_version} (profile {record.profile}, contract "
+        f"{profile_contract_version(record.profile)}, protocol {record.protocol}) against "
+        f"{_impl_name(record)} [{record.mode}]",
+        "",
+    ]
+    not_run = _not_run(record)
+    for result in [] if quiet else record.results:
+        if result.outcome is Outcome.PASS and not verbose:
+            continue
+        if result.outcome is Outcome.UNSUPPORTED and not verbose:
+            continue
+        if result.id in not_run.ids:
+            continue
+        lines.append(f"{str(result.outcome).upper():<11} {result.id}  {result.title}")
+        if result.outcome is Outcome.PASS:
+            continue
+        if result.outcome in FAILING:
+            lines.extend("    " + part for part in failure_lines(result))
+            if result.stderr:
+                tail = result.stderr.strip().splitlines()[-5:]
+                lines.append("    adapter stderr (tail):")
+                lines.extend("      " + part for part in tail)
+        else:
+            lines.extend("    " + part for part in result.describe().splitlines())
+    if not_run.ids and not quiet:
+        lines.append(f"ERROR       {len(not_run.ids)} case(s) {not_run.reason}")
+        lines.append(f"    {_id_list(list(not_run.ids))}")
+    unsupported = unsupported_summary(record)
+    if unsupported and not verbose:
+        total = sum(len(ids) for _, ids in unsupported)
+        lines.append(f"UNSUPPORTED {total} case(s), by reason (-v lists each):")
+        lines.extend(f"    {len(ids):>4}  {why}: {_id_list(ids)}" for why, ids in unsupported)
+    lines.append("")
+    lines.append(f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}")
+    for row in area_summary(record.results):
+        lines.append(
+            f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
+            f"{row.expected:>6} {row.unsupported:>7}"
+        )
+    lines.append(AREAS_NOTE)
+    lines.append("")
+    verdict = "PASSED" if record.passed else "FAILED"
+    if not record.tested:
+        verdict += f" ({NOTHING_TESTED})"
+    if record.aborted is not None:
+        lines.append(f"{STOPPED_EARLY}: {record.aborted}")
+    lines.append(
+        f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
+        f"({len(record.results)} cases)"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
+            .replace("\n", " "))
+
+
+def render_markdown(record: RunRecord) -> str:
+    verdict = "passed" if record.passed else "failed"
+    if not record.tested:
+        verdict += f" ({NOTHING_TESTED})"
+    icon = "✅" if record.passed else "❌"
+    lines = [
+        f"## {icon} Persyk conformance: {_md_escape(_impl_name(record))} {verdict}",
+        "",
+        f"Suite {record.suite_version}, profile {record.profile}, contract "
+        f"{profile_contract_version(record.profile)}, "
+        f"protocol {record.protocol}, {record.mode}; "
+        f"{len(record.results)} cases: {_totals_line(record)}.",
+        "",
+        *([f"**{STOPPED_EARLY}: {_md_escape(record.aborted)}**", ""]
+          if record.aborted is not None else []),
+        "| area | cases | passed | failed | xfail | unsupported/skipped |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in area_summary(record.results):
+        lines.append(
+            f"| {row.area} | {row.cases} | {row.passed} | {row.failed} | {row.expected} "
+            f"| {row.unsupported} |"
+        )
+    lines.append("")
+    lines.append(AREAS_NOTE)
+    unsupported = unsupported_summary(record)
+    if unsupported:
+        lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
+        lines += [
+            f"| {len(ids)} | {_md_escape(why)} | {_id_list(ids)} |" for why, ids in unsupported
+        ]
+    not_run = _not_run(record)
+    if not_run.ids:
+        lines += ["", f"**{len(not_run.ids)} case(s) {_md_escape(not_run.reason)}**"]
+    problems = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
+    if problems:
+        lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
+        for r in problems:
+            # Every line: rules, folder, the step, each mismatch, what the step expected.
+            why = "<br>".join(_md_escape(line) for line in failure_lines(r))
+            lines.append(f"| `{r.id}` | {r.outcome} | {_md_escape(r.title)} | {why} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(record: RunRecord) -> str:
+    totals = record.totals()
+    suite = ET.Element(
+        "testsuite",
+        name="persyk-conformance",
+        tests=str(len(record.results) + (record.aborted is not None)),
+        failures=str(totals["fail"] + totals["xpass"]),
+        # A run that stopped early counts one more error: its own (the testcase below), so
+        # that a CI reading only the JUnit file cannot see a cut-short run as green.
+        errors=str(totals["error"] + totals["crash"] + totals["timeout"]
+                   + (record.aborted is not None)),
+        skipped=str(totals["skip"] + totals["unsupported"] + totals["xfail"]),
+        time=f"{record.duration_ms / 1000:.3f}",
+        timestamp=record.started_at,
+    )
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="implementation", value=_impl_name(record))
+    ET.SubElement(properties, "property", name="protocol", value=str(record.protocol))
+    ET.SubElement(properties, "property", name="profile", value=record.profile)
+    if record.aborted is not None:
+        ET.SubElement(properties, "property", name="aborted", value=_xml_safe(record.aborted))
+        stopped = ET.SubElement(suite, "testcase", classname="persyk.run",
+                                name=STOPPED_EARLY, time="0.000")
+        ET.SubElement(stopped, "error", message=_xml_safe(record.aborted[:500]),
+                      type="aborted")
+    for r in record.results:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"persyk.{r.kind}",
+            name=f"{r.id} {r.title}",
+            time=f"{r.duration_ms / 1000:.3f}",
+        )
+        case_properties = ET.SubElement(case, "properties")
+        for rule in rule_details(r.rules):
+            ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
+            ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
+                          value=rule["level"])
+            ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
+                          value=rule["section"])
+        if r.level is not None:
+            ET.SubElement(case_properties, "property", name="level", value=r.level)
+        if r.folder is not None:
+            ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
+        text = "\n".join(failure_lines(r)) if r.outcome in FAILING else r.describe()
+        first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
+        message = _xml_safe(first[:500])
+        if r.outcome in (Outcome.FAIL, Outcome.XPASS):
+            element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
+            element.text = _xml_safe(text)
+        elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
+            element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
+            element.text = _xml_safe(text)
+        elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
+            ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}: {message}"))
+        if r.stderr:
+            ET.SubElement(case, "system-err").text = _xml_safe(r.stderr)
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# XML 1.0 cannot carry most control characters, which an adapter's stderr may hold.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(text: str) -> str:
+    return _XML_INVALID.sub("\ufffd", text)
+
+
+def dumps_report(record: RunRecord) -> str:
+    return json.dumps(report_json(record), indent=2, ensure_ascii=False) + "\n"

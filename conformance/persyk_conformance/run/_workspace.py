@@ -1,0 +1,469 @@
+"""Per-run sandbox and per-case workspaces: copy, snapshot, compare.
+
+Layout of one run's sandbox (a fresh temporary directory)::
+
+    <sandbox>/home/          HOME of the adapter process
+    <sandbox>/tmp/           TMPDIR (and TEMP, TMP) of the adapter process
+    <sandbox>/cases/<ID>/    the workspace of the case being run, alone in its parent
+    <sandbox>/runner/        the runner's own files (adapter stderr log, harness cases)
+
+An adapter must write only inside the workspace of the current case, and only in write steps.
+The runner sees every write anywhere in the sandbox outside the workspace (home/, tmp/, beside
+the workspace, the sandbox root through ``../..``, runner/); where the kernel has Landlock, the
+adapter cannot write anywhere else at all (``_processes``); elsewhere, writes beyond the sandbox
+are not seen (docs/implementers.md says what is checked where).
+
+Snapshots are bounded (SnapshotLimits: depth, entries, bytes hashed, time): a workspace an
+adapter blew up (thousands of nested directories, a sparse file of a tebibyte) costs its case
+(SnapshotTooLarge), never the run. Removal is iterative and never follows a link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from .._protocol import PATH_ARGS
+from ._conditions import capture_file_check
+from ._record_lines import record_file_problems
+
+__all__ = [
+    "Sandbox",
+    "Snapshot",
+    "SnapshotLimits",
+    "SnapshotTooLarge",
+    "absolutize",
+    "check_files",
+    "copy_traversable",
+    "diff_snapshots",
+    "snapshot",
+]
+
+# path (relative, '/'-separated) -> "dir" | "file:<sha256>" | "link:<target>"
+Snapshot = dict[str, str]
+
+# The largest workspace file a records check reads (the suite's own are a few MiB at most).
+MAX_COMPARED_BYTES = 64 << 20
+# The sandbox's own top-level entries; anything else there was written by an adapter.
+_SANDBOX_DIRS = ("home", "tmp", "cases", "runner")
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotLimits:
+    """How much of a tree the runner looks at before calling it the case's failure.
+
+    The suite's own workspaces are far inside these (at most 8 levels, a few MiB)."""
+
+    depth: int = 32
+    entries: int = 20_000
+    bytes: int = 256 << 20
+    seconds: float = 10.0
+
+
+class SnapshotTooLarge(Exception):
+    """A tree passed a SnapshotLimits bound; the message says which and where."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    root: Path
+
+    @classmethod
+    def create(cls) -> Sandbox:
+        root = Path(tempfile.mkdtemp(prefix="persyk-conformance-")).resolve()
+        for sub in ("home", "tmp", "cases", "runner"):
+            (root / sub).mkdir()
+        return cls(root)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def cases(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def runner(self) -> Path:
+        return self.root / "runner"
+
+    def adapter_env(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The adapter's environment: the caller's, with HOME and the temp dirs in the sandbox."""
+        env = dict(base)
+        env["HOME"] = str(self.home)
+        env["USERPROFILE"] = str(self.home)
+        for key in ("TMPDIR", "TEMP", "TMP"):
+            env[key] = str(self.tmp)
+        # Python adapters: keep the sandbox free of bytecode caches written on import.
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        return env
+
+    def outside_state(self, workspace: Path, limits: SnapshotLimits | None = None) -> Snapshot:
+        """Everything in the sandbox but the workspace: home/, tmp/, cases/, the sandbox root
+        itself (``../..`` from the workspace) and runner/. Raises SnapshotTooLarge."""
+        skip = workspace.relative_to(self.root).as_posix()
+        return snapshot(self.root, limits, skip=skip)
+
+    def new_workspace(self, case_id: str) -> Path:
+        workspace = self.cases / case_id
+        if workspace.exists() or workspace.is_symlink():
+            remove_tree(workspace)
+        workspace.mkdir()
+        return workspace
+
+    def reset_outside(self) -> None:
+        """Empty home/, tmp/ and cases/, and remove what an adapter put beside them, so that
+        one adapter's stray write costs one case only."""
+        for sub in (self.home, self.tmp, self.cases):
+            if not sub.is_dir() or sub.is_symlink():
+                remove_tree(sub)
+                sub.mkdir()
+            for child in sub.iterdir():
+                remove_tree(child)
+        for child in self.root.iterdir():
+            if child.name not in _SANDBOX_DIRS:
+                remove_tree(child)
+
+    def remove(self) -> None:
+        remove_tree(self.root)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and all under it, however deep, never following a link.
+
+    Iterative and flat: each directory found is first moved up to the top of the tree, so
+    no path grows long, no recursion happens and two descriptors suffice whatever the depth.
+    Read-only directories are made writable first (the sandbox is ours to clean).
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(path, stat.S_IRWXU)
+    top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    names = (f".persyk-rm-{n}" for n in itertools.count())
+    pending: list[str | None] = [None]  # None: the top itself
+    try:
+        while pending:
+            name = pending.pop()
+            try:
+                if name is not None:
+                    os.chmod(name, stat.S_IRWXU, dir_fd=top)
+                fd = top if name is None else os.open(
+                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                with os.scandir(fd) as listing:
+                    entries = list(listing)
+                for entry in entries:
+                    with contextlib.suppress(OSError):
+                        if entry.is_dir(follow_symlinks=False):
+                            flat = next(names)
+                            os.rename(entry.name, flat, src_dir_fd=fd, dst_dir_fd=top)
+                            pending.append(flat)
+                        else:
+                            os.unlink(entry.name, dir_fd=fd)
+            finally:
+                if fd != top:
+                    os.close(fd)
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.rmdir(name, dir_fd=top)
+    finally:
+        os.close(top)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+def copy_traversable(source: Traversable, target: Path) -> None:
+    """Copy a package-data directory byte for byte (works for zip-installed data too)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for child in source.iterdir():
+        if isinstance(child, Path) and child.is_symlink():
+            os.symlink(os.readlink(child), target / child.name)  # a harness link (APP-25)
+        elif child.is_dir():
+            copy_traversable(child, target / child.name)
+        elif isinstance(child, Path) and stat.S_ISFIFO(child.lstat().st_mode):
+            os.mkfifo(target / child.name)  # a harness FIFO (AST-8): recreated, never opened
+        else:
+            (target / child.name).write_bytes(child.read_bytes())
+
+
+def snapshot(
+    root: Path, limits: SnapshotLimits | None = None, *, skip: str | None = None
+) -> Snapshot:
+    """Every directory, file (by content hash) and symlink under ``root``, except the subtree
+    ``skip`` (a relative path). Iterative, never follows a link, and bounded: raises
+    SnapshotTooLarge past any of ``limits``."""
+    bounds = limits or SnapshotLimits()
+    budget = _Budget(bounds)
+    state: Snapshot = {}
+    if not root.is_dir() or root.is_symlink():
+        return state
+    stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+    while stack:
+        directory, prefix, depth = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            state[prefix or "."] = f"unreadable:{exc.errno}"
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if rel == skip:
+                continue
+            budget.entry(rel)
+            path = Path(entry.path)
+            state[rel] = snapshot_file(path, budget) or "vanished"
+            if state[rel] == "dir":
+                if depth + 1 >= bounds.depth:
+                    raise SnapshotTooLarge(
+                        f"more than {bounds.depth} levels of directories ({_short(rel)})")
+                stack.append((path, rel + "/", depth + 1))
+    return state
+
+
+class _Budget:
+    def __init__(self, limits: SnapshotLimits) -> None:
+        self.limits = limits
+        self.entries = 0
+        self.bytes = 0
+        self.deadline = time.monotonic() + limits.seconds
+
+    def entry(self, rel: str) -> None:
+        self.entries += 1
+        if self.entries > self.limits.entries:
+            raise SnapshotTooLarge(f"more than {self.limits.entries} entries ({_short(rel)})")
+        self.time(rel)
+
+    def add_bytes(self, size: int, path: Path) -> None:
+        self.bytes += size
+        if self.bytes > self.limits.bytes:
+            raise SnapshotTooLarge(
+                f"more than {self.limits.bytes} bytes of files ({_short(path.name)}: "
+                f"{size} bytes)")
+
+    def time(self, rel: str) -> None:
+        if time.monotonic() > self.deadline:
+            raise SnapshotTooLarge(
+                f"looking at the tree took more than {self.limits.seconds:g} s ({_short(rel)})")
+
+
+def _short(rel: str, limit: int = 120) -> str:
+    return rel if len(rel) <= limit else "..." + rel[-limit:]
+
+
+def diff_snapshots(before: Snapshot, after: Snapshot) -> list[str]:
+    """What changed, one line per path: 'created x', 'removed x', 'modified x'."""
+    changes = [f"created {p}" for p in sorted(after.keys() - before.keys())]
+    changes += [f"removed {p}" for p in sorted(before.keys() - after.keys())]
+    changes += [
+        f"modified {p}" for p in sorted(before.keys() & after.keys()) if before[p] != after[p]
+    ]
+    return changes
+
+
+def absolutize(
+    args: Mapping[str, Any], workspace: Path, keys: frozenset[str] = PATH_ARGS
+) -> dict[str, Any]:
+    """The step's args with every path key (PATH_ARGS, or a profile's) made absolute inside the
+    workspace."""
+    out = dict(args)
+    for key in keys & out.keys():
+        value = out[key]
+        if isinstance(value, str):
+            out[key] = str(workspace / value)
+    return out
+
+
+def check_files(
+    checks: Mapping[str, Mapping[str, Any]],
+    workspace: Path,
+    before: Snapshot,
+    case_directory: Traversable,
+) -> list[str]:
+    """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it."""
+    problems: list[str] = []
+    for rel, check in checks.items():
+        kind = next((name for name in _FILE_CHECKS if name in check), None)
+        if kind is not None:
+            problems += _FILE_CHECKS[kind](_FileCheck(rel, workspace / rel, check, before,
+                                                      case_directory))
+        elif (found := capture_file_check(rel, check, workspace / rel)) is not None:
+            problems += found  # locked, wav (_capture_harness)
+        else:
+            problems.append(f"{rel}: unknown file check {sorted(check)}")
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class _FileCheck:
+    """One ``files`` check of a step: the path it names (relative and in the workspace), the
+    check object, the workspace before the step, and the case directory."""
+
+    rel: str
+    path: Path
+    check: Mapping[str, Any]
+    before: Snapshot
+    case_directory: Traversable
+
+    def beside(self, kind: str) -> bytes:
+        """The bytes of the file beside case.json that the check of ``kind`` names."""
+        name: str = self.check[kind]
+        return (self.case_directory / name).read_bytes()
+
+
+def _absent(c: _FileCheck) -> list[str]:
+    if c.path.exists() or c.path.is_symlink():
+        return [f"{c.rel}: expected absent, but it exists"]
+    return []
+
+
+def _exists(c: _FileCheck) -> list[str]:
+    return [] if c.path.exists() else [f"{c.rel}: expected to exist, but it is absent"]
+
+
+def _unchanged(c: _FileCheck) -> list[str]:
+    if snapshot_file(c.path) != c.before.get(c.rel):
+        return [f"{c.rel}: expected unchanged by this step, but it changed"]
+    return []
+
+
+def _equals(c: _FileCheck) -> list[str]:
+    expected = c.beside("equals")
+    if not c.path.is_file():
+        return [f"{c.rel}: expected equal to {c.check['equals']}, but it is absent"]
+    if (size := c.path.stat().st_size) != len(expected):  # never read a huge file
+        return [f"{c.rel}: expected equal to {c.check['equals']} ({len(expected)} bytes), "
+                f"got {size} bytes"]
+    actual = c.path.read_bytes()
+    if actual == expected:
+        return []
+    return [
+        f"{c.rel}: expected equal to {c.check['equals']} ({len(expected)} bytes), "
+        f"got {len(actual)} different bytes{_first_difference(expected, actual)}"
+    ]
+
+
+def _starts_with(c: _FileCheck) -> list[str]:
+    # dsh-v0 (DSH-13, DSH-19): kept bytes stay; what follows is the implementation's.
+    prefix = c.beside("startsWith")
+    head = _read_head(c.path, len(prefix)) if c.path.is_file() else None
+    if head == prefix:
+        return []
+    return [f"{c.rel}: expected to begin with the {len(prefix)} bytes of "
+            f"{c.check['startsWith']}, but it does not"]
+
+
+def _contains_file(c: _FileCheck) -> list[str]:
+    # RCV-6: the preserved fragment's name is the implementation's; its bytes are not.
+    wanted = c.beside("containsFile")
+    held = [child for child in c.path.iterdir() if child.is_file()] if c.path.is_dir() else []
+    if any(child.stat().st_size == len(wanted) and child.read_bytes() == wanted
+           for child in held):
+        return []
+    return [f"{c.rel}: expected a file equal to {c.check['containsFile']} "
+            f"({len(wanted)} bytes) in it; found {len(held)} other file(s)"]
+
+
+def _equals_records(c: _FileCheck) -> list[str]:
+    if not c.path.is_file():
+        return [f"{c.rel}: expected records, but the file is absent"]
+    if (size := c.path.stat().st_size) > MAX_COMPARED_BYTES:
+        return [f"{c.rel}: expected records, but the file has {size} bytes "
+                f"(the runner compares at most {MAX_COMPARED_BYTES})"]
+    tree_file = c.case_directory / "tree"
+    for part in c.rel.split("/"):
+        tree_file = tree_file / part
+    return record_file_problems(
+        c.rel, c.path.read_bytes(), c.beside("equalsRecords"),
+        tree_file.read_bytes() if tree_file.is_file() else None,
+        compact=bool(c.check.get("compact", False)),
+    )
+
+
+# Each kind of ``files`` check (docs/fixtures.md), tried in this order.
+_FILE_CHECKS: Mapping[str, Callable[[_FileCheck], list[str]]] = {
+    "absent": _absent,
+    "exists": _exists,
+    "unchanged": _unchanged,
+    "equals": _equals,
+    "startsWith": _starts_with,
+    "containsFile": _contains_file,
+    "equalsRecords": _equals_records,
+}
+
+
+def _read_head(path: Path, size: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(size)
+
+
+def snapshot_file(path: Path, budget: _Budget | None = None) -> str | None:
+    """The state of one path (None: absent), without following a symlink.
+
+    Only regular files are opened, and with O_NONBLOCK, and hashed in chunks: an adapter that
+    leaves a FIFO, a socket or a huge file behind must cost its case, never hang the runner or
+    fill its memory (``budget`` bounds the bytes and the time; SnapshotTooLarge past them).
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return f"link:{os.readlink(path)}"
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+    if stat.S_ISDIR(info.st_mode):
+        return "dir"
+    if not stat.S_ISREG(info.st_mode):
+        return f"special:{stat.S_IFMT(info.st_mode):o}"
+    if budget is None:
+        budget = _Budget(SnapshotLimits())
+    budget.add_bytes(info.st_size, path)
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            read = 0
+            while chunk := f.read(1 << 20):
+                read += len(chunk)
+                if read > info.st_size:  # it grows while we read: count the bytes too
+                    budget.add_bytes(len(chunk), path)
+                budget.time(path.name)
+                digest.update(chunk)
+    except OSError as exc:  # unreadable, or swapped for something else: still a difference
+        return f"unreadable:{exc.errno}"
+    return "file:" + digest.hexdigest()
+
+
+def _first_difference(expected: bytes, actual: bytes) -> str:
+    for offset, (a, b) in enumerate(zip(expected, actual, strict=False)):
+        if a != b:
+            return f" (first difference at byte {offset})"
+    shorter = min(len(expected), len(actual))
+    return f" (one is a prefix of the other; they differ from byte {shorter})"

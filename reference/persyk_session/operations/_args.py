@@ -1,0 +1,50 @@
+"""Reading the arguments of a protocol operation (shared by the read and write operations).
+
+A malformed argument is the caller's fault: :class:`UsageError` with the ``USAGE`` code, which
+the adapter turns into a result ``{"error": ...}`` (docs/protocol.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import Code, UsageError
+from ..read._context import LeafSelector
+
+__all__ = ["leaf_selector", "path_arg", "session_arg", "string_arg"]
+
+
+def string_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = args.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise UsageError(Code.USAGE, f"the argument '{name}' must be a non-empty string")
+    return value
+
+
+def path_arg(args: dict[str, Any], name: str) -> str:
+    """A required path argument: a non-empty string without a NUL byte (no file system can
+    name such a path, and the OS would refuse it with an exception, not an answer)."""
+    value = string_arg(args, name)
+    assert value is not None  # required=True never returns None
+    if "\x00" in value:
+        raise UsageError(Code.USAGE, f"the argument '{name}' must not contain a NUL byte")
+    return value
+
+
+def session_arg(args: dict[str, Any]) -> str:
+    return path_arg(args, "session")
+
+
+def leaf_selector(args: dict[str, Any]) -> LeafSelector:
+    """CTX-1/2/3, APP-16: ``leaf`` absent selects the default, null the empty ancestry, a
+    string that entry."""
+    if "leaf" not in args:
+        return LeafSelector.default()
+    leaf = args["leaf"]
+    if leaf is None:
+        return LeafSelector.null()
+    if isinstance(leaf, str):
+        return LeafSelector.explicit(leaf)
+    raise UsageError(Code.USAGE, "the argument 'leaf' must be absent, null or a string")

@@ -1,0 +1,237 @@
+"""The read side's I/O shell: find the session file, stream it into an index, read bodies.
+
+Reading never modifies anything: files are opened read-only, no lock file is created, and a
+damaged file is reported, never repaired (READ-1). The file is streamed in fixed-size chunks and
+an over-limit line is skipped up to its LF without being accumulated, so memory stays bounded by
+the record limit plus the index, whatever the file size.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from .. import _fsutil
+from .._errors import Code, ContractError, Diagnostic, UsageError
+from .._lines import split_stream
+from ._index import EntryMeta, IndexBuilder, SessionIndex
+from ._mode import parse_record
+from ._records import MAX_RECORD_BYTES, is_blank
+
+__all__ = [
+    "CHUNK_SIZE",
+    "SESSION_FILE",
+    "BodyReader",
+    "OpenSession",
+    "index_stream",
+    "open_session",
+    "resolve_session_file",
+    "resolve_session_file_for_mutation",
+]
+
+SESSION_FILE = "session.jsonl"
+CHUNK_SIZE = 1 << 20
+
+
+def resolve_session_file(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself if it is a file, ``path/session.jsonl`` if it is a session directory."""
+    # os.stat rather than Path.is_dir/is_file: this runs on every append (one or two stats).
+    candidate = os.fspath(path)
+    mode = _mode(candidate)
+    if mode is not None and stat.S_ISDIR(mode):
+        candidate = os.path.join(candidate, SESSION_FILE)
+        mode = _mode(candidate)
+    if mode is not None and stat.S_ISREG(mode):
+        return Path(candidate)
+    raise UsageError(Code.PATH_NOT_FOUND, "no session file or session directory at the path")
+
+
+def _mode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):  # ValueError: an embedded NUL
+        return None
+
+
+def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
+    """:func:`resolve_session_file` for the write path, which never follows the session file.
+
+    APP-25: the session directory is the one the caller names (links on the way to it are
+    followed: both spellings reach the same ``session.lock``); the session file inside it is
+    never followed. A ``session.jsonl`` (or a file named directly) that is a symbolic link is
+    refused with SESSION_PATH_REFUSED before anything is created: following it would put the
+    lock, the recovery directory and the writes beside the link's target, wherever that is.
+    Anything but a regular file is PATH_NOT_FOUND, as for reading.
+    """
+    candidate = os.fspath(path)
+    mode = _mode(candidate)
+    if mode is not None and stat.S_ISDIR(mode):
+        candidate = os.path.join(candidate, SESSION_FILE)
+    try:
+        info = os.lstat(candidate)
+    except (OSError, ValueError):  # ValueError: an embedded NUL
+        raise UsageError(
+            Code.PATH_NOT_FOUND, "no session file or session directory at the path") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise ContractError([Diagnostic(
+            Code.SESSION_PATH_REFUSED, detail="the session file is a symbolic link; not mutated")])
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(Code.PATH_NOT_FOUND, "no session file or session directory at the path")
+    return Path(candidate)
+
+
+def feed_lines(
+    builder: IndexBuilder,
+    read: Callable[[int], bytes],
+    *,
+    chunk_size: int = CHUNK_SIZE,
+    first_line: int = 1,
+    start_offset: int = 0,
+) -> Iterator[list[Diagnostic]]:
+    """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
+
+    The one place that says what a line goes through: REC-11 size, REC-16 terminating LF, the
+    strict record parser, then the builder's header, entry and graph rules. The lines are
+    numbered from ``first_line`` and placed from byte ``start_offset`` (an append continues a
+    validated prefix). Yields each line's findings, empty when the line was committed; every
+    finding is also in the builder, so reading to the end leaves them all in ``build()``.
+    """
+    lines = split_stream(
+        read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
+        first_offset=start_offset,
+    )
+    for line, offset, length, data, terminated in lines:
+        builder.note_line(line)
+        if length > MAX_RECORD_BYTES:
+            # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
+            found = [
+                Diagnostic(
+                    Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB"
+                )
+            ]
+        elif not terminated or data is None:
+            # REC-16, RCV-1: a final record without LF is reported, never parsed or repaired.
+            found = [
+                Diagnostic(
+                    Code.RECORD_UNTERMINATED,
+                    line=line,
+                    detail="the last record has no terminating LF",
+                )
+            ]
+        elif is_blank(data):
+            # REC-15 (rev. 2): a blank line is no record; it keeps its physical line number.
+            yield []
+            continue
+        else:
+            try:
+                obj = parse_record(data, line=line)
+            except ContractError as error:
+                found = list(error.diagnostics)
+            else:
+                yield builder.add_record(obj, line=line, offset=offset, length=length)
+                continue
+        builder.report(found)
+        yield found
+
+
+def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) -> SessionIndex:
+    """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule."""
+    builder = IndexBuilder()
+    for _ in feed_lines(builder, read, chunk_size=chunk_size):
+        pass
+    # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
+    return builder.build(empty=not builder.first_seen)
+
+
+class BodyReader:
+    """Reads entry bodies by position from one read-only descriptor; use as a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[bytes] = _open_read_only(path)
+
+    def __call__(self, entry: EntryMeta) -> dict[str, Any]:
+        self._file.seek(entry.offset)
+        data = self._file.read(entry.length)
+        if len(data) != entry.length:
+            raise UsageError(Code.PATH_NOT_FOUND, "the session file shrank while being read")
+        return parse_record(data, line=entry.line)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> BodyReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+@dataclass(frozen=True, slots=True)
+class OpenSession:
+    """A session file and its index. Bodies are read on demand, never kept."""
+
+    path: Path
+    index: SessionIndex
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return self.index.diagnostics
+
+    @property
+    def valid(self) -> bool:
+        return self.index.valid
+
+    def bodies(self) -> BodyReader:
+        """A body loader with one open descriptor, for reading many entries."""
+        return BodyReader(self.path)
+
+    def read_entry(self, entry: EntryMeta) -> dict[str, Any]:
+        with self.bodies() as load:
+            return load(entry)
+
+
+def open_session(path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE) -> OpenSession:
+    """Resolve ``path``, stream its session file into an index, and keep the index only.
+
+    Read-only: the file is opened for reading and nothing is created (APP-1, CTX-19); only
+    session.jsonl is opened, never an asset, so an absent or different asset file never makes
+    a session invalid (AST-8)."""
+    file_path = resolve_session_file(path)
+    with _open_read_only(file_path) as stream:
+        index = index_stream(stream.read, chunk_size=chunk_size)
+    return OpenSession(path=file_path, index=index)
+
+
+def _open_read_only(path: Path) -> IO[bytes]:
+    """The session file for reading: a regular file, opened without blocking (a FIFO or a
+    device that merely claims a name never hangs or floods a reader), else PATH_NOT_FOUND."""
+    try:
+        fd = _fsutil.open_regular(path, follow=True)
+    except OSError:
+        raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
+    return _GuardedReader(io.FileIO(fd, "rb"))  # the caller closes it
+
+
+class _GuardedReader(io.BufferedReader):
+    """A file whose read errors (EIO from ``/proc/self/mem``, EAGAIN from ``/proc/kmsg``) are
+    PATH_NOT_FOUND: the path names nothing that can be read as a session."""
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        try:
+            data = super().read(size)
+        except OSError:
+            data = None
+        if data is None:  # EAGAIN on a non-blocking descriptor: not a regular file after all
+            raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be read")
+        return data
