@@ -25,7 +25,6 @@ from dataclasses import dataclass
 __all__ = ["LEVELS", "Selectable", "SelectionError", "select", "split_selectors"]
 
 LEVELS = ("MUST", "SHOULD", "MAY")
-KINDS = ("golden", "rejection", "scenario", "harness")
 _GLOB = frozenset("*?[")
 
 

@@ -14,7 +14,7 @@ import datetime
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -30,7 +30,6 @@ __all__ = [
     "SearchDiagnostic",
     "SortKey",
     "TextTap",
-    "cursor_after",
     "decode_cursor",
     "encode_cursor",
     "instant_ns",
@@ -157,12 +156,6 @@ def decode_cursor(cursor: str, query: Query, roots: Sequence[str]) -> SortKey:
     if encode_cursor(key, query, roots) != cursor:
         raise _cursor_invalid()
     return key
-
-
-def cursor_after(keys: Iterable[SortKey], after: SortKey | None) -> list[SortKey]:
-    """The keys that follow ``after`` (all of them without a cursor), in order."""
-    ordered = sorted(keys)
-    return ordered if after is None else [k for k in ordered if k > after]
 
 
 # --- pins (SRCH-38, SRCH-39) -------------------------------------------------------------
