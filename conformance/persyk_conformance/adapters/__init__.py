@@ -1,1 +1,3 @@
-"""TODO."""
+"""The ways to reach an implementation (docs/protocol.md): an adapter subprocess, owned and
+confined (Linux), read through bounded pipes, or the reference in-process.
+"""
