@@ -572,6 +572,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     return status
 
-
-if __name__ == "__main__":
-    sys.exit(main())

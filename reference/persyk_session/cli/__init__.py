@@ -407,6 +407,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"persyk-session: {error}", file=sys.stderr)
         return EXIT_USAGE
 
-
-if __name__ == "__main__":
-    sys.exit(main())
