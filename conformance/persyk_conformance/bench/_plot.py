@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ._report import not_publishable
+
 __all__ = ["PlotUnavailable", "plot_report"]
 
 
@@ -113,10 +115,12 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
     if families:
         _scaling_panels(figure, grid, report)
     machine = report["machine"]
+    reasons = not_publishable(report)
     figure.suptitle(
-        f"persyk-conformance bench {report['startedAt'][:10]}, scale {report['scale']:g}: "
+        ("NOT PUBLISHABLE (not a quiet machine: " + reasons[0] + ")\n" if reasons else "")
+        + f"persyk-conformance bench {report['startedAt'][:10]}, scale {report['scale']:g}: "
         f"{machine['cpu']}, {machine['cores']} cores, {machine['system']} {machine['kernel']}",
-        fontsize="medium",
+        fontsize="medium", color="firebrick" if reasons else "black",
     )
     figure.tight_layout()
     metadata = {"Date": None} if suffix == ".svg" else {}

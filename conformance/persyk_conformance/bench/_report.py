@@ -17,7 +17,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-__all__ = ["Comparison", "bench_schema", "compare", "render_markdown", "report_problems"]
+__all__ = [
+    "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
+    "report_problems",
+]
 
 
 def bench_schema() -> dict[str, Any]:
@@ -65,12 +68,24 @@ def _cell(result: dict[str, Any]) -> str:
     return text
 
 
+def not_publishable(report: dict[str, Any]) -> list[str]:
+    """Why the report's figures are not a result (empty: they are). A report without the
+    ``quiet`` verdict predates it: nothing says its machine was quiet."""
+    quiet = report.get("quiet")
+    if quiet is None:
+        return ["the report predates the quiet-machine check (no load or spread recorded)"]
+    return [] if quiet["publishable"] else list(quiet["reasons"])
+
+
 def _header(report: dict[str, Any]) -> list[str]:
     m = report["machine"]
     memory = f", {m['memoryMiB'] / 1024:.1f} GiB" if m.get("memoryMiB") else ""
-    lines = [
-        f"# persyk-conformance bench, {report['startedAt'][:10]}",
-        "",
+    lines = [f"# persyk-conformance bench, {report['startedAt'][:10]}", ""]
+    reasons = not_publishable(report)
+    if reasons:  # at the top, before any figure a reader could quote
+        lines += ["**NOT PUBLISHABLE: these figures were not taken on a quiet machine.**", "",
+                  *(f"- {reason}" for reason in reasons), ""]
+    lines += [
         f"Machine: {m['cpu']}, {m['cores']} cores{memory}, {m['system']} {m['kernel']} "
         f"({m['machine']}), Python {m['python']}, orjson {m.get('orjson', '?')}, inputs on "
         f"{m['filesystem']}; load average {', '.join(str(x) for x in m['loadAverage'])} at the "
@@ -205,6 +220,11 @@ def _figures(result: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
 def compare(old: dict[str, Any], new: dict[str, Any], threshold: float) -> Comparison:
     """What got slower from ``old`` to ``new`` (see the module's docstring)."""
     lines: list[str] = []
+    for side, report in (("old", old), ("new", new)):
+        reasons = not_publishable(report)
+        if reasons:
+            lines.append(f"note: the {side} report is not publishable ({reasons[0]}"
+                         + (f"; {len(reasons) - 1} more" if len(reasons) > 1 else "") + ")")
     if old["scale"] != new["scale"]:
         lines.append(f"note: the scales differ ({old['scale']:g} and {new['scale']:g})")
     old_inputs = {i["name"]: i["sha256"] for i in old["inputs"]}

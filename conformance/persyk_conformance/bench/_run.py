@@ -30,6 +30,7 @@ from ..adapters._adapters import AdapterCrashed, AdapterTimedOut, SubprocessAdap
 from ..run._workspace import Sandbox
 from ._data import DataStore
 from ._floors import machine
+from ._quiet import between, sample, verdict
 from ._reads import (
     ContextBranched,
     InfoAudio,
@@ -143,9 +144,12 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         _start_all(impls, config.timeout)
         for index, workload in enumerate(workloads, start=1):
             work = sandbox.root / "work" / workload.key
+            before = sample()
             try:
-                results.append(_run_workload(workload, impls, store, work, config,
-                                             functools.partial(show, index)))
+                result = _run_workload(workload, impls, store, work, config,
+                                       functools.partial(show, index))
+                result["conditions"] = between(before, sample())
+                results.append(result)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
     except KeyboardInterrupt:  # the report still holds every workload that finished
@@ -157,7 +161,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         sandbox.remove()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-    return {
+    report: dict[str, Any] = {
         "benchFormat": BENCH_FORMAT, "suiteVersion": __version__,
         "contractVersion": contract_version(), "startedAt": started, "finishedAt": _now(),
         "durationSeconds": round(time.perf_counter() - began, 3),
@@ -167,6 +171,8 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "inputs": [item.manifest() for item in store.inputs.values()],
         "workloads": results, "aborted": aborted,
     }
+    report["quiet"] = verdict(report)
+    return report
 
 
 def _start_all(impls: list[_Impl], timeout: float) -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ..bench._plot import PlotUnavailable, plot_report
-from ..bench._report import compare, render_markdown
+from ..bench._report import compare, not_publishable, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
 from ._args import positive_int, positive_number
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_PUBLISHABLE = 0, 1, 2, 3
 FAILED = ("invalid", "timeout", "error")
 
 
@@ -77,7 +77,15 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> int:
         print(f"persyk-conformance bench: not timed: {', '.join(failed)}", file=sys.stderr)
     if report["aborted"]:
         print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
-    return EXIT_FAILED if failed or report["aborted"] else EXIT_OK
+    if failed or report["aborted"]:
+        return EXIT_FAILED
+    reasons = not_publishable(report)
+    if reasons:
+        print("persyk-conformance bench: not publishable (not a quiet machine): "
+              + "; ".join(reasons), file=sys.stderr)
+        if args.publishable:
+            return EXIT_NOT_PUBLISHABLE
+    return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -98,7 +106,9 @@ workloads (--only takes these names, or globs over them):
 {workloads}
 --sizes 10,100,1000 runs {scaling} at each size (MB, times --scale) for the cost-against-size
 plot. Exit status: 0 when every workload was timed or is unsupported; 1 when an implementation
-answered wrongly (invalid), timed out or failed; 2 for a usage problem.
+answered wrongly (invalid), timed out or failed; 2 for a usage problem; 3 with --publishable when
+the machine was not quiet (load above half the cores, CPU steal above 5%, or a floor whose
+repetitions spread more than 1.3x): the reports are still written, marked NOT PUBLISHABLE.
 """
 
 
@@ -139,6 +149,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                             "manifest matches (default: a temporary directory)")
     bench.add_argument("--no-warmup", action="store_true",
                        help="no untimed warm-up repetition before the timed ones")
+    bench.add_argument("--publishable", action="store_true",
+                       help="exit 3 unless the machine was quiet throughout (for figures that "
+                            "go into docs/: see the exit statuses below)")
     bench.add_argument("--list", action="store_true", help="list the selected workloads")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     bench.set_defaults(run=lambda args: cmd_bench(args, reference), bench_command=None)
