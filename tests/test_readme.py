@@ -53,24 +53,46 @@ def _claims(comment: str) -> tuple[int, dict[str, object] | None, list[str]]:
     return int(status[1]) if status else 0, fragment, re.findall(r"\b[A-Z][A-Z_]{5,}\b", comment)
 
 
-def test_walkthrough_runs_as_written(tmp_path: Path) -> None:
+def _run_as_written(lines: list[str], cwd: Path) -> None:
+    """Run each line in a copy of the README's layout (the checkout's examples/ and docs/, the
+    venv's scripts in .venv/bin) and hold it to what its comment claims."""
     if not (SCRIPTS / "persyk-session").is_file():
         pytest.skip(f"persyk-session is not installed in {SCRIPTS} (pip install . first)")
-    # The README's layout: the checkout's examples/ and the venv's scripts in .venv/bin.
-    (tmp_path / ".venv").mkdir()
-    (tmp_path / ".venv" / "bin").symlink_to(SCRIPTS)
-    (tmp_path / "examples").symlink_to(ROOT / "examples")
-    lines = walkthrough()
-    assert len(lines) >= 6
+    (cwd / ".venv").mkdir()
+    (cwd / ".venv" / "bin").symlink_to(SCRIPTS)
+    for shared in ("examples", "docs"):
+        (cwd / shared).symlink_to(ROOT / shared)
     for line in lines:
         command, _, comment = line.partition("  #")
         status, fragment, codes = _claims(comment)
-        proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60, check=False)
+        proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True,
+                              text=True, timeout=300, check=False)
         shown = f"{line}\n{proc.stdout}{proc.stderr}"
         assert proc.returncode == status, shown
         if fragment is not None:
             assert match(fragment, json.loads(proc.stdout)) == [], shown
         for code in codes:
             assert code in proc.stdout + proc.stderr, shown
+
+
+def test_walkthrough_runs_as_written(tmp_path: Path) -> None:
+    lines = walkthrough()
+    assert len(lines) >= 6
+    _run_as_written(lines, tmp_path)
     assert list((tmp_path / "demo" / "recovery").iterdir())  # the fragment was kept
+
+
+def dsh_block() -> list[str]:
+    text = README.read_text("utf-8")
+    return code_blocks(text[text.index("## The dsh-v0 profile"):])[0]
+
+
+def test_the_dsh_profile_lines_run_as_written(tmp_path: Path) -> None:
+    """Every line of the README's dsh-v0 block, copied as it stands (issue 32: they were bare
+    commands that fail after the README's set-up), with the shipped example events."""
+    lines = dsh_block()
+    assert all(line.startswith(".venv/bin/") for line in lines), lines
+    assert any("examples/dsh-events.jsonl" in line for line in lines)
+    _run_as_written(lines, tmp_path)
+    logs = list((tmp_path / "demo-dsh").glob("*/*.jsonl"))
+    assert len(logs) == 1 and len(logs[0].read_bytes().splitlines()) == 4  # header + 3 events

@@ -320,7 +320,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         profile=args.profile,
         crash_moments=args.crash_moments,
     )
-    progress = sys.stderr if sys.stderr.isatty() and not args.quiet else None
+    # On a terminal only, and independent of -q (which shapes stdout): --no-progress silences it.
+    progress = sys.stderr if sys.stderr.isatty() and not args.no_progress else None
     record = execute(config, progress)
     if record.aborted is not None:
         print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
@@ -514,7 +515,10 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")
     loudness.add_argument("-q", "--quiet", action="store_true",
-                          help="text format: the summary only (no per-case lines, no progress)")
+                          help="text format: the verdict and one line per failing case (no "
+                               "blocks, no tables)")
+    run.add_argument("--no-progress", action="store_true",
+                     help="no progress line on stderr (shown only on a terminal)")
     _add_profile(run)
     run.set_defaults(run=cmd_run)
 

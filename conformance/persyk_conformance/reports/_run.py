@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from persyk_contract import profile_contract_version
 
+from .._profiles import PROFILES
 from ..cases._explain import rule_details, rule_line
+from ..cases._load import default_root
 from ..run._outcomes import FAILING, CaseResult, Outcome, RunRecord
 
 __all__ = [
@@ -22,7 +26,9 @@ __all__ = [
     "AreaRow",
     "area_summary",
     "dumps_report",
+    "expected_failure_summary",
     "failure_lines",
+    "plural",
     "render_junit",
     "render_markdown",
     "render_text",
@@ -107,13 +113,18 @@ def _impl_name(record: RunRecord) -> str:
     return f"{impl['name']} {impl['version']} ({impl['language']})"
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 case``, ``2 cases``: a count with its noun (regular plurals only)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _totals_line(record: RunRecord) -> str:
     totals = record.totals()
     parts = [f"{n} {name}" for name, n in totals.items() if n]
     return ", ".join(parts) or "no cases"
 
 
-def failure_lines(result: CaseResult) -> list[str]:
+def failure_lines(result: CaseResult, profile: str = "v1") -> list[str]:
     """Everything an implementer needs to act on a case that did not pass: its rules with
     their level and spec section, its folder, the deciding step, every mismatch, and what the
     step expected (the same lines in every format)."""
@@ -121,11 +132,25 @@ def failure_lines(result: CaseResult) -> list[str]:
     if result.folder is not None:
         lines.append(f"case folder: {result.folder}")
     if result.kind != "harness":
-        lines.append(f"look at it: persyk-conformance show {result.id}")
-    described = result.describe()
-    if described:
-        lines.extend(described.splitlines())
+        lines.append(f"look at it: {show_command(result, profile)}")
+    lines.extend(part for part in result.describe().splitlines() if part.strip())
+    if result.outcome is Outcome.XPASS:
+        lines.append("it passes now: remove its entry from the expected-failures file")
     return lines
+
+
+def show_command(result: CaseResult, profile: str = "v1") -> str:
+    """The ``show`` line for a case, runnable as printed: with the profile and, for a case
+    that is not one of the installed fixtures (``run --fixtures DIR``), the same DIR."""
+    words = ["persyk-conformance", "show", result.id]
+    if profile != "v1":
+        words += ["--profile", profile]
+    if result.folder is not None:
+        folder = Path(result.folder)
+        installed = Path(str(default_root(PROFILES[profile]))) if profile in PROFILES else None
+        if installed is None or folder.parent.parent.resolve() != installed.resolve():
+            words += ["--fixtures", str(folder.parent.parent)]
+    return shlex.join(words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,42 +193,86 @@ def _id_list(ids: list[str], limit: int = 6) -> str:
     return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
 
 
+def expected_failure_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
+    """The expected failures grouped by the reason their entry gives, largest group first."""
+    groups: dict[str, list[str]] = {}
+    for result in record.results:
+        if result.outcome is Outcome.XFAIL:
+            groups.setdefault(result.expected_failure or "(no reason given)", []).append(result.id)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+GROUPS_SHOWN = 8  # reasons listed per folded group: the report fits one screen
+
+
+def _groups(groups: list[tuple[str, list[str]]]) -> list[str]:
+    lines = [f"    {len(ids):>4}  {why}: {_id_list(ids)}" for why, ids in groups[:GROUPS_SHOWN]]
+    rest = groups[GROUPS_SHOWN:]
+    if rest:
+        lines.append(f"          ... {plural(sum(len(ids) for _, ids in rest), 'case')} more, "
+                     f"for {plural(len(rest), 'other reason')} (-v lists each case)")
+    return lines
+
+
+def _verdict_line(record: RunRecord) -> str:
+    verdict = "PASSED" if record.passed else "FAILED"
+    if not record.tested:
+        verdict += f" ({NOTHING_TESTED})"
+    return (f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
+            f"({plural(len(record.results), 'case')})")
+
+
 def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False) -> str:
-    """The run for a terminal. ``quiet``: the summary only. ``verbose``: every case, passes
-    and unsupported ones included; otherwise unsupported cases are counted by reason."""
+    """The run for a terminal or a CI log, verdict first (and again last, after the tables).
+    Default: each failing case as a block, expected failures and unsupported cases counted by
+    reason. ``quiet``: one line per failing case, no tables. ``verbose``: every case, passes,
+    expected failures and unsupported ones each on its own."""
     lines = [
         f"persyk-conformance {record.suite_version} (profile {record.profile}, contract "
         f"{profile_contract_version(record.profile)}, protocol {record.protocol}) against "
         f"{_impl_name(record)} [{record.mode}]",
+        _verdict_line(record),
         "",
     ]
     not_run = _not_run(record)
-    for result in [] if quiet else record.results:
-        if result.outcome is Outcome.PASS and not verbose:
-            continue
-        if result.outcome is Outcome.UNSUPPORTED and not verbose:
-            continue
+    for result in record.results:
         if result.id in not_run.ids:
             continue
+        shown = (result.outcome in FAILING or verbose) and not (
+            quiet and result.outcome not in FAILING)
+        if not shown:
+            continue
         lines.append(f"{str(result.outcome).upper():<11} {result.id}  {result.title}")
-        if result.outcome is Outcome.PASS:
+        if quiet or result.outcome is Outcome.PASS:
             continue
         if result.outcome in FAILING:
-            lines.extend("    " + part for part in failure_lines(result))
+            lines.extend("    " + part for part in failure_lines(result, record.profile))
             if result.stderr:
                 tail = result.stderr.strip().splitlines()[-5:]
                 lines.append("    adapter stderr (tail):")
                 lines.extend("      " + part for part in tail)
         else:
-            lines.extend("    " + part for part in result.describe().splitlines())
-    if not_run.ids and not quiet:
-        lines.append(f"ERROR       {len(not_run.ids)} case(s) {not_run.reason}")
-        lines.append(f"    {_id_list(list(not_run.ids))}")
+            lines.extend("    " + part for part in result.describe().splitlines()
+                         if part.strip())
+    if not_run.ids:
+        lines.append(f"ERROR       {plural(len(not_run.ids), 'case')} {not_run.reason}")
+        if not quiet:
+            lines.append(f"    {_id_list(list(not_run.ids))}")
+    if quiet:
+        if record.aborted is not None:
+            lines.append(f"{STOPPED_EARLY}: {record.aborted}")
+        return "\n".join(lines) + "\n"
+    expected = expected_failure_summary(record)
+    if expected and not verbose:
+        total = sum(len(ids) for _, ids in expected)
+        lines.append(f"XFAIL       {plural(total, 'case')} expected to fail, by reason "
+                     "(-v shows each):")
+        lines.extend(_groups(expected))
     unsupported = unsupported_summary(record)
     if unsupported and not verbose:
         total = sum(len(ids) for _, ids in unsupported)
-        lines.append(f"UNSUPPORTED {total} case(s), by reason (-v lists each):")
-        lines.extend(f"    {len(ids):>4}  {why}: {_id_list(ids)}" for why, ids in unsupported)
+        lines.append(f"UNSUPPORTED {plural(total, 'case')}, by reason (-v lists each):")
+        lines.extend(_groups(unsupported))
     lines.append("")
     lines.append(f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}")
     for row in area_summary(record.results):
@@ -213,15 +282,9 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
         )
     lines.append(AREAS_NOTE)
     lines.append("")
-    verdict = "PASSED" if record.passed else "FAILED"
-    if not record.tested:
-        verdict += f" ({NOTHING_TESTED})"
     if record.aborted is not None:
         lines.append(f"{STOPPED_EARLY}: {record.aborted}")
-    lines.append(
-        f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
-        f"({len(record.results)} cases)"
-    )
+    lines.append(_verdict_line(record))
     return "\n".join(lines) + "\n"
 
 
@@ -241,7 +304,7 @@ def render_markdown(record: RunRecord) -> str:
         f"Suite {record.suite_version}, profile {record.profile}, contract "
         f"{profile_contract_version(record.profile)}, "
         f"protocol {record.protocol}, {record.mode}; "
-        f"{len(record.results)} cases: {_totals_line(record)}.",
+        f"{plural(len(record.results), 'case')}: {_totals_line(record)}.",
         "",
         *([f"**{STOPPED_EARLY}: {_md_escape(record.aborted)}**", ""]
           if record.aborted is not None else []),
@@ -269,7 +332,7 @@ def render_markdown(record: RunRecord) -> str:
         lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
         for r in problems:
             # Every line: rules, folder, the step, each mismatch, what the step expected.
-            why = "<br>".join(_md_escape(line) for line in failure_lines(r))
+            why = "<br>".join(_md_escape(line) for line in failure_lines(r, record.profile))
             lines.append(f"| `{r.id}` | {r.outcome} | {_md_escape(r.title)} | {why} |")
     return "\n".join(lines) + "\n"
 
@@ -318,7 +381,8 @@ def render_junit(record: RunRecord) -> str:
             ET.SubElement(case_properties, "property", name="level", value=r.level)
         if r.folder is not None:
             ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
-        text = "\n".join(failure_lines(r)) if r.outcome in FAILING else r.describe()
+        text = ("\n".join(failure_lines(r, record.profile)) if r.outcome in FAILING
+                else r.describe())
         first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
         message = _xml_safe(first[:500])
         if r.outcome in (Outcome.FAIL, Outcome.XPASS):
