@@ -13,7 +13,8 @@ hold several separated by commas):
 
 ``--only`` keeps the cases any of its selectors names; ``--skip`` then drops those any of its
 selectors names. A selector that names no case at all is a usage error, so a typo never passes
-as a clean run of nothing in particular.
+as a clean run of nothing in particular; the one exception is ``--skip`` of a level
+(``--skip MAY`` where no case has that level drops nothing, and cannot be a typo).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def select(
     Raises :class:`SelectionError` for a selector that names none of ``items``."""
     for option, selectors in (("--only", only), ("--skip", skip)):
         for selector in selectors:
+            if option == "--skip" and selector.upper() in LEVELS:
+                continue  # skipping a level no case has (MAY, in v1) drops nothing: no typo
             if not any(matches(selector, item) for item in items):
                 raise SelectionError(
                     f"{option} {selector}: no case id, folder, rule, area, level, capability "

@@ -34,7 +34,7 @@ from ..adapters._adapters import (
 )
 from ..cases._load import CaseError, load_cases
 from ..cases._select import Selectable, SelectionError, select, split_selectors
-from ..harness._canaries import harness_cases
+from ..harness._canaries import HARNESS_IDS, harness_cases
 from ..harness._capture_kit import CRASH_MOMENTS
 from ..harness._dsh import DSH_HARNESS_CHECKS, dsh_harness_results
 from ..harness._write import (
@@ -121,8 +121,13 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     if harness:
         plan += harness_cases(sandbox.runner / "harness")
     dsh_checks = list(DSH_HARNESS_CHECKS) if config.harness and profile.name == "dsh-v0" else []
-    known = [p.case.id for p in plan] + [check.id for check in checks]
-    known += [check.id for check in dsh_checks]
+    # Every id of the profile's suite, selected or not (--no-harness, --only): an expected
+    # failure for a case this run leaves out is ignored, only an id of no case is refused.
+    known = [p.case.id for p in plan if p.case.kind != "harness"]
+    if profile.harness:
+        known += [*HARNESS_IDS, *(check.id for check in WRITE_HARNESS_CHECKS)]
+    if profile.name == "dsh-v0":
+        known += [check.id for check in DSH_HARNESS_CHECKS]
     items = [
         Selectable(p.case.id, p.case.kind, p.case.rules, p.case.level, p.case.requires,
                    p.case.directory.name if p.case.kind != "harness" else "")
@@ -436,6 +441,7 @@ selectors (--only, --skip; case-insensitive; repeatable; commas separate several
   MUST, SHOULD, MAY   a level's cases      read, append, ...   the cases needing a capability
   golden, rejection, scenario, harness     a kind's cases
 --only keeps what any of its selectors names; --skip then drops what any of its selectors names.
+A selector that names no case is a usage error, but for --skip of a level (no v1 case is MAY).
 """
 
 

@@ -155,7 +155,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     bench.add_argument("--list", action="store_true", help="list the selected workloads")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     bench.set_defaults(run=lambda args: cmd_bench(args, reference), bench_command=None)
-    inner = bench.add_subparsers(dest="bench_command", metavar="compare")
+    # Optional: `bench` alone runs the workloads; argparse would print a bare "compare ..." as if
+    # it were required.
+    inner = bench.add_subparsers(dest="bench_command", metavar="[compare OLD NEW]",
+                                 required=False)
     comparison = inner.add_parser(
         "compare", help="what got slower from one JSON report to another",
         description="Print each workload and implementation that got slower from OLD to NEW "
