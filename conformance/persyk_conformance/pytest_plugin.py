@@ -213,5 +213,27 @@ def pytest_collection_modifyitems(
     state = _Session(config)
     config.stash[_RUNNER] = state
     config.add_cleanup(state.close)
-    collector = _Cases.from_parent(session, name="persyk", nodeid="persyk", plan=state.plan)
-    items.extend(collector.collect())
+    collector = _Cases.from_parent(session, name="persyk", nodeid=_nodeid_base(config),
+                                   plan=state.plan)
+    added = list(collector.collect())
+    items.extend(added)
+    # The items are made here, not by a file collector, so pytest's own counts (what
+    # --collect-only, "no tests collected" and exit status 5 go by) must be told of them.
+    session.testscollected += len(added)
+    collected: list[pytest.Item | pytest.Collector] = [*added]
+    config.hook.pytest_collectreport(
+        report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
+
+
+def _nodeid_base(config: pytest.Config) -> str:
+    """``persyk``, as seen from where pytest was started. pytest shows node ids relative to the
+    invocation directory, and a path-like option value (``--persyk-expected-failures
+    ../x.txt``, read before the plugin's options are known) can move the rootdir up, which
+    turned ``persyk::R-047`` into ``../persyk::R-047``; rooting the id at the invocation
+    directory keeps every displayed id, and so every ``-k`` copied from a report, the same."""
+    invocation = Path(config.invocation_params.dir)
+    try:
+        relative = invocation.relative_to(config.rootpath)
+    except ValueError:  # the rootdir is not above the invocation directory
+        return "persyk"
+    return "persyk" if relative == Path() else f"{relative.as_posix()}/persyk"
