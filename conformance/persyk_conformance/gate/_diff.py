@@ -35,6 +35,7 @@ __all__ = [
     "RuleChange",
     "case_side",
     "compare",
+    "next_version",
 ]
 
 EXIT_COMPATIBLE = 0
@@ -293,14 +294,21 @@ def bookkeeping(
     evidence: Sequence[Evidence],
 ) -> list[str]:
     """What the compatibility policy asks of this change and does not find."""
-    problems = [*_case_bookkeeping(base, head, cases)]
+    target = next_version(base.version, evidence)
+    problems = [*_case_bookkeeping(base, head, cases, target)]
     if not anything_changed:
         return problems
     before, after = _semver(base.version), _semver(head.version)
     if before is None or after is None:
         return [*problems, f"contract versions {base.version} / {head.version} are not X.Y.Z"]
     if after == before:
-        return [*problems, f"the contract changed but its version stayed {head.version}"]
+        problems.append(f"the contract changed but its version stayed {head.version}: set it "
+                        f"to {target} ({_why_step(evidence)})")
+        if any(e.existing_data for e in evidence if e.breaking):
+            problems.append(
+                "files valid under the base contract are refused: only a new format version "
+                "(MAJOR) may do that (GEN-1)")
+        return problems
     if after < before:
         problems.append(f"the contract version went backwards: {base.version} -> {head.version}")
     section = changes_section(head.changes, head.version)
@@ -325,8 +333,31 @@ def bookkeeping(
     return problems
 
 
+def next_version(base_version: str, evidence: Sequence[Evidence]) -> str:
+    """The smallest version the head may carry after the base, by the policy of docs/spec.md,
+    "Versions and compatibility": a refused existing file needs a new format version (MAJOR),
+    any other breaking change a MINOR, anything else at least a PATCH."""
+    parsed = _semver(base_version)
+    if parsed is None:
+        return "X.Y.Z"
+    major, minor, patch = parsed
+    breaking = [e for e in evidence if e.breaking]
+    if any(e.existing_data for e in breaking):
+        return f"{major + 1}.0.0"
+    if breaking:
+        return f"{major}.{minor + 1}.0"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def _why_step(evidence: Sequence[Evidence]) -> str:
+    breaking = [e for e in evidence if e.breaking]
+    if any(e.existing_data for e in breaking):
+        return "MAJOR: files valid under the base are refused"
+    return "MINOR: the change is breaking" if breaking else "at least a PATCH"
+
+
 def _case_bookkeeping(
-    base: ContractSide, head: ContractSide, cases: Sequence[CaseChange]
+    base: ContractSide, head: ContractSide, cases: Sequence[CaseChange], target: str
 ) -> list[str]:
     problems: list[str] = []
     for change in cases:
@@ -338,9 +369,13 @@ def _case_bookkeeping(
             before = base.cases[change.id].manifest.get("revised")
             after = head.cases[change.id].manifest.get("revised")
             if after is None or after == before:
+                # The head's own version, once it has moved past the base; else the one it
+                # must move to (never a version the next problem says must change).
+                moved = (_semver(head.version) or (0,)) > (_semver(base.version) or (0,))
+                revision = head.version if moved else target
                 problems.append(
                     f"{change.id}: its {', '.join(change.aspects)} changed without a revision "
-                    f"(set \"revised\": \"{head.version}\" or retire it for a new id)"
+                    f"(set \"revised\": \"{revision}\" or retire it for a new id)"
                 )
     return problems
 

@@ -10,11 +10,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ._diff import READERS, WRITERS, ContractDiff
+from ._diff import READERS, WRITERS, ContractDiff, Evidence
 
 __all__ = ["REPORT_FORMAT", "diff_to_json", "render_diff_markdown"]
 
 REPORT_FORMAT = 1
+EVIDENCE_ROWS = 20  # rows of "Why it breaks" shown; the JSON report holds every one
 
 
 def diff_to_json(diff: ContractDiff, exit_status: int) -> dict[str, Any]:
@@ -71,6 +72,8 @@ def _summary(diff: ContractDiff, exit_status: int) -> list[str]:
     return [
         f"## Contract diff: {diff.base_version} → {diff.head_version}: **{verdict}**",
         "",
+        f"**Next step:** {_next_step(diff, exit_status)}",
+        "",
         f"Base: `{diff.base}`; head: `{diff.head}`.",
         "",
         "| | |",
@@ -85,6 +88,31 @@ def _summary(diff: ContractDiff, exit_status: int) -> list[str]:
     ]
 
 
+def _next_step(diff: ContractDiff, exit_status: int) -> str:
+    """What the author of the change does now, before any list."""
+    existing = [e for e in diff.evidence if e.breaking and e.existing_data]
+    if diff.problems:
+        first = diff.problems[0]
+        more = len(diff.problems) - 1
+        return first + (f" (and {more} more bookkeeping problem{'s' * (more > 1)} below)"
+                        if more else "")
+    if existing:
+        return (f"{len(existing)} file(s) valid under {diff.base_version} are refused: GEN-1 "
+                "forbids that within a format version; undo it or make it a new format version")
+    if exit_status == 1:
+        return ("breaking, and the bookkeeping says so: review the evidence below; merge "
+                "when the break is intended")
+    return "nothing: the change is compatible and its bookkeeping complete"
+
+
+def _evidence_rows(breaking: list[Evidence]) -> list[str]:
+    rows = [f"| {e.side} | `{e.case}` | {_cell(e.what)} |" for e in breaking[:EVIDENCE_ROWS]]
+    if len(breaking) > EVIDENCE_ROWS:
+        rows.append(f"| | | ... and {len(breaking) - EVIDENCE_ROWS} more rows (the JSON report, "
+                    "`--format json`, lists every one) |")
+    return rows
+
+
 def _folded(title: str, lines: list[str]) -> list[str]:
     if not lines:
         return []
@@ -97,8 +125,9 @@ def render_diff_markdown(diff: ContractDiff, exit_status: int) -> str:
         out += ["", "### Bookkeeping", "", *[f"- {p}" for p in diff.problems]]
     breaking = [e for e in diff.evidence if e.breaking]
     if breaking:
-        out += ["", "### Why it breaks", "", "| side | case | evidence |", "|---|---|---|"]
-        out += [f"| {e.side} | `{e.case}` | {_cell(e.what)} |" for e in breaking]
+        out += ["", f"### Why it breaks ({len(breaking)} row{'s' * (len(breaking) != 1)})", "",
+                "| side | case | evidence |", "|---|---|---|"]
+        out += _evidence_rows(breaking)
     for name, ids in diff.implementations.items():
         out += ["", f"**{_cell(name)}** newly fails: " + (", ".join(f"`{i}`" for i in ids)
                                                          or "nothing")]
