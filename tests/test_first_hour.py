@@ -56,3 +56,16 @@ def test_bench_usage_shows_compare_as_optional(capsys: pytest.CaptureFixture[str
     usage = capsys.readouterr().out.split("\n\n", 1)[0]
     assert "[compare OLD NEW]" in usage
     assert "\n                                compare ..." not in usage
+
+
+def test_the_fuzzer_marks_invisible_characters_as_show_does() -> None:
+    from persyk_conformance.cli._fuzz import _brief
+    from persyk_conformance.reports._show import escape_bytes, mark_invisible
+
+    session = '{"type":"session","id":"\ufeffx"}\n'.encode()
+    (line,) = escape_bytes(session)
+    assert "⟨U+FEFF⟩" in line and "\ufeff" not in line
+    assert _brief(line) == line
+    assert "⟨U+FEFF⟩" in _brief({"text": "\ufeff\u200b"})
+    assert "⟨U+200B⟩" in _brief({"text": "\ufeff\u200b"})
+    assert mark_invisible("plain é") == "plain é"

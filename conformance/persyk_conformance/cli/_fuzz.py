@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ..reports._show import escape_bytes, mark_invisible
 from ._args import positive_int, positive_number
 
 if TYPE_CHECKING:
@@ -122,7 +123,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print(f"  - {problem}")
     print(f"  implementation: {_brief(finding.implementation[finding.step].reply)}")
     print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
-    print(f"  session.jsonl ({len(finding.probe.data)} bytes): {_brief(finding.probe.data)}")
+    print(f"  session.jsonl ({len(finding.probe.data)} bytes, marked as `show` marks "
+          "them):")
+    lines = escape_bytes(finding.probe.data)
+    for line in lines[:SESSION_LINES]:
+        print(f"    {_brief(line)}")
+    if len(lines) > SESSION_LINES:
+        print(f"    ... {len(lines) - SESSION_LINES} more line(s) (--save keeps them all)")
     if args.save is not None:
         where = save_candidate(finding, args.save, seed=seed, implementation=args.impl,
                                reference=args.reference)
@@ -130,7 +137,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return EXIT_FOUND
 
 
+SESSION_LINES = 20  # lines of the shrunk session printed
+
+
 def _brief(value: object, limit: int = 400) -> str:
-    text = (value.decode("utf-8", "backslashreplace") if isinstance(value, bytes)
-            else json.dumps(value, ensure_ascii=False))
+    """One value on one line, every invisible character marked (a raw U+FEFF in the shrunk
+    session was printed as nothing at all)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = mark_invisible(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

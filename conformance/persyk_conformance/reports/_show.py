@@ -22,7 +22,10 @@ from ..harness._dsh import DSH_HARNESS_CHECKS
 from ..harness._write import WRITE_HARNESS_CHECKS, WriteCheck
 from ..run._workspace import Sandbox
 
-__all__ = ["ESCAPES_NOTE", "escape_bytes", "render_case", "render_write_check", "show_case"]
+__all__ = [
+    "ESCAPES_NOTE", "escape_bytes", "mark_invisible", "render_case", "render_write_check",
+    "show_case",
+]
 
 # A file longer than this shows only its beginning (cases are small; this bounds a stray asset).
 SHOW_LIMIT = 16 * 1024
@@ -54,8 +57,14 @@ _NAMED = {"\r": "⟨CR⟩", "\t": "⟨TAB⟩"}
 
 
 def _escape_line(raw: bytes) -> str:
+    return mark_invisible(raw.decode("utf-8", "surrogateescape"))
+
+
+def mark_invisible(text: str) -> str:
+    """``text`` with every character a reader could not see marked as ``show`` marks it (a
+    lone surrogate from ``surrogateescape`` is the byte that was not UTF-8)."""
     out: list[str] = []
-    for char in raw.decode("utf-8", "surrogateescape"):
+    for char in text:
         code = ord(char)
         if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, smuggled by surrogateescape
             out.append(f"⟨0x{code - 0xDC00:02X}⟩")
