@@ -24,14 +24,9 @@ from persyk_contract import contract_version
 from .._profiles import PROFILES, Profile, profile_named
 from .._protocol import PROTOCOL_VERSION, ProtocolViolation
 from .._version import __version__
-from ..adapters._adapters import (
-    Adapter,
-    AdapterCrashed,
-    AdapterTimedOut,
-    InProcessAdapter,
-    StrictModeViolation,
-    SubprocessAdapter,
-)
+from ..adapters._in_process import InProcessAdapter
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
+from ..adapters._subprocess import SubprocessAdapter
 from ..cases._load import CaseError, load_cases
 from ..cases._select import Selectable, SelectionError, select, split_selectors
 from ..harness._canaries import harness_cases

@@ -78,7 +78,7 @@ def _progress(stream: TextIO | None, total: int) -> object:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     try:
         from .._protocol import ProtocolViolation
-        from ..adapters._adapters import AdapterCrashed, AdapterTimedOut
+        from ..adapters._interface import AdapterCrashed, AdapterTimedOut
         from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
         from ..fuzz._save import save_candidate
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
