@@ -15,19 +15,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ._args import positive_int, positive_number
+from ._commands import Command, SubParsers
+from ._status import UsageProblem, Verdict
 
 if TYPE_CHECKING:
     from ..fuzz._differential import FuzzReport
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 _DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: SubParsers, command: Command) -> None:
     fuzz = sub.add_parser(
-        "fuzz", help="compare an implementation with the reference on generated sessions",
+        command.name, help=command.help,
         description="Differential fuzzing: generated sessions, single-fault mutants, append "
                     "scenarios and torn tails go to the implementation's adapter and to the "
                     "reference; what the contract fixes (verdict, first error's code and line, "
@@ -75,22 +76,20 @@ def _progress(stream: TextIO | None, total: int) -> object:
     return show
 
 
-def cmd_fuzz(args: argparse.Namespace) -> int:
+def cmd_fuzz(args: argparse.Namespace) -> Verdict:
     try:
         from .._protocol import ProtocolViolation
         from ..adapters._interface import AdapterCrashed, AdapterTimedOut
         from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
         from ..fuzz._save import save_candidate
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
-        print(f"persyk-conformance fuzz needs hypothesis ({exc}); install "
-              "'persyk-session-conformance[fuzz]'", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(f"fuzz needs hypothesis ({exc}); install "
+                           "'persyk-session-conformance[fuzz]'") from None
     try:
         ops = parse_ops(args.ops)
         faults = None if args.faults is None else parse_faults(args.faults)
     except ValueError as exc:
-        print(f"persyk-conformance: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(str(exc)) from None
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     config = FuzzConfig(impl=args.impl, reference=args.reference, examples=args.examples,
                         seed=seed, ops=ops, faults=faults, time_budget=args.time_budget,
@@ -100,12 +99,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     try:
         report = fuzz(config, _progress(stream, args.examples))  # type: ignore[arg-type]
     except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
-        print(f"persyk-conformance: an adapter did not start: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(f"an adapter did not start: {exc}") from None
     if not report.ops:
-        print(f"persyk-conformance: the adapter declares no capability of {args.ops}; "
-              "nothing to compare", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(f"the adapter declares no capability of {args.ops}; "
+                           "nothing to compare")
     origins = ", ".join(f"{name} {count}" for name, count in sorted(report.by_origin.items()))
     print(f"fuzz: seed {seed}; {report.examples} example(s) in {report.seconds:.1f} s "
           f"({origins}); {report.compared_steps} step(s) compared, "
@@ -114,7 +111,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     finding = report.finding
     if finding is None:
         print("fuzz: no disagreement")
-        return EXIT_OK
+        return Verdict.CLEAN
     step = finding.probe.steps[finding.step]
     print(f"fuzz: DISAGREEMENT on {finding.probe.origin}, step {finding.step + 1} ({step.op}), "
           f"shrunk in {report.shrink_calls} call(s):")
@@ -127,7 +124,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         where = save_candidate(finding, args.save, seed=seed, implementation=args.impl,
                                reference=args.reference)
         print(f"fuzz: candidate case saved in {where}")
-    return EXIT_FOUND
+    return Verdict.FOUND
 
 
 def _brief(value: object, limit: int = 400) -> str:

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ReleaseError", "build_release", "verify_release"]
+__all__ = ["ArchiveUnreadable", "ReleaseError", "build_release", "verify_release"]
 
 RELEASE_FORMAT = 1
 
@@ -56,6 +56,11 @@ Check the archive without Python:  sha256sum -c SHA256SUMS
 
 class ReleaseError(Exception):
     """The checkout is not complete, or an archive does not verify."""
+
+
+class ArchiveUnreadable(ReleaseError):
+    """The archive to verify cannot be read at all (missing, no permission): a usage problem of
+    ``release --verify`` (exit 2), unlike an archive that is read and does not verify (exit 1)."""
 
 
 def _members(source: Path) -> Iterator[tuple[str, bytes]]:
@@ -117,9 +122,13 @@ def verify_release(archive: Path) -> str:
     """Check every file against MANIFEST.json and SHA256SUMS; return the contract version."""
     with tempfile.TemporaryDirectory(prefix="persyk-release-") as scratch:
         try:
-            with tarfile.open(archive, "r:gz") as tar:
+            data = archive.read_bytes()
+        except OSError as exc:  # missing, unreadable: the caller's problem, not the archive's
+            raise ArchiveUnreadable(f"{archive}: cannot be read ({exc})") from None
+        try:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
                 tar.extractall(scratch, filter="data")
-        except (tarfile.TarError, OSError) as exc:
+        except (tarfile.TarError, OSError, EOFError) as exc:
             raise ReleaseError(f"{archive}: not a readable archive ({exc})") from None
         roots = list(Path(scratch).iterdir())
         if len(roots) != 1 or not (roots[0] / "MANIFEST.json").is_file():
