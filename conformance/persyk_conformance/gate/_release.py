@@ -86,7 +86,10 @@ def _sha256(data: bytes) -> str:
 
 def build_release(source: Path, out_dir: Path) -> Path:
     """Write ``persyk-contract-<version>.tar.gz`` into ``out_dir``; return its path."""
-    rules = json.loads((source / "contract/persyk_contract/rules.json").read_text("utf-8"))
+    rules_file = source / "contract/persyk_contract/rules.json"
+    if not rules_file.is_file():  # not a checkout: a usage problem, as a missing folder is
+        raise ReleaseError(f"{rules_file}: missing; release needs a checkout")
+    rules = json.loads(rules_file.read_text("utf-8"))
     version = str(rules["contractVersion"])
     files = dict(_members(source))
     files["README.txt"] = _README.format(version=version).encode()
