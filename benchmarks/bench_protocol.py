@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from persyk_conformance.adapters._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from persyk_conformance.adapters._in_process import InProcessAdapter
+from persyk_conformance.adapters._interface import Adapter
+from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cases._load import load_cases
 from persyk_conformance.cli import REFERENCE_ADAPTER
 from persyk_conformance.run._runner import Planned, Runner

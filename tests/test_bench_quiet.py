@@ -1,6 +1,6 @@
 """A bench report says whether its figures are a result: the load average, the CPU steal and the
 floor's spread are recorded, a loaded run is marked NOT PUBLISHABLE at the top of every format,
-and ``bench --publishable`` exits 3 for it (issue 27: a ratio taken at load 7-11 was published)."""
+and ``bench --publishable`` exits 4 for it (issue 27: a ratio taken at load 7-11 was published)."""
 
 from __future__ import annotations
 
@@ -99,13 +99,13 @@ def loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # machine() in the report
 
 
-def test_publishable_exits_3_on_a_loaded_machine_and_the_reports_say_why(
+def test_publishable_exits_4_on_a_loaded_machine_and_the_reports_say_why(
     loaded: None, tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "b.json"
     status = main(["bench", *TINY, "--publishable", "--report", str(out)])
     captured = capsys.readouterr()
-    assert status == 3
+    assert status == 4
     report = json.loads(out.read_text("utf-8"))
     assert report_problems(report) == []
     assert not report["quiet"]["publishable"]

@@ -101,10 +101,27 @@ def test_runner_imports_no_private_module_of_the_reference(source: Path) -> None
     assert not private, private
 
 
+def reference_users(package: Path) -> list[str]:
+    """The modules under ``package`` that import ``persyk_session`` (anywhere in the module)."""
+    return sorted(p.relative_to(package).as_posix() for p in sorted(package.rglob("*.py"))
+                  if any(n.split(".")[0] == "persyk_session" for n in _imports(p)))
+
+
 def test_runner_imports_the_reference_only_for_its_in_process_mode() -> None:
-    users = sorted(p.relative_to(RUNNER_PACKAGE).as_posix() for p in RUNNER
-                   if any(n.split(".")[0] == "persyk_session" for n in _imports(p)))
-    assert users == ["adapters/_adapters.py"]
+    # Issue 29: the in-process adapter is the one runner module that may reach the reference
+    # directly; the subprocess adapter, the harness and the CLI go through an adapter command.
+    assert reference_users(RUNNER_PACKAGE) == ["adapters/_in_process.py"]
+
+
+def test_the_reference_import_pin_catches_the_subprocess_adapter_importing_it(
+    tmp_path: Path,
+) -> None:
+    # The broken fake: a subprocess adapter that calls into the reference directly.
+    (tmp_path / "adapters").mkdir()
+    (tmp_path / "adapters" / "_in_process.py").write_text("import persyk_session.adapter\n")
+    (tmp_path / "adapters" / "_subprocess.py").write_text(
+        "def spawn() -> None:\n    from persyk_session import operations\n")
+    assert reference_users(tmp_path) == ["adapters/_in_process.py", "adapters/_subprocess.py"]
 
 
 def test_fixture_builder_uses_public_api_only() -> None:

@@ -18,7 +18,9 @@ from types import ModuleType
 
 import pytest
 from fakes.casetree import write_cases
-from persyk_conformance.adapters._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from persyk_conformance.adapters._in_process import InProcessAdapter
+from persyk_conformance.adapters._interface import Adapter
+from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import RunConfig, execute, main
 from persyk_conformance.harness import _capture_kill as _harness_capture_kill
 from persyk_conformance.harness._write import run_write_harness

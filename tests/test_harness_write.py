@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.adapters._adapters import Adapter, InProcessAdapter, SubprocessAdapter
+from persyk_conformance.adapters._in_process import InProcessAdapter
+from persyk_conformance.adapters._interface import Adapter
+from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import main
 from persyk_conformance.harness import _crash as _harness_crash
 from persyk_conformance.harness._write import WRITE_HARNESS_IDS, run_write_harness

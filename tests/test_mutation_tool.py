@@ -4,11 +4,16 @@ report counts what the notes say (the mutation run itself is not part of the tes
 from __future__ import annotations
 
 import ast
+import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools" / "mutation"))
+MUTATION = ROOT / "tools" / "mutation"
+sys.path.insert(0, str(MUTATION))
 
 from _operators import error_codes, mutate, points  # noqa: E402
 from _report import render_report, score  # noqa: E402
@@ -68,3 +73,59 @@ def test_the_report_counts_survivors_by_their_notes() -> None:
     assert score(rows, notes) == {"killed": 1, "equivalent": 1, "survived": 1}
     text = render_report(rows, notes)
     assert "1 of 2 non-equivalent" in text and "**survives**" in text
+
+
+def _load_run_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_run", MUTATION / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+RUN = _load_run_tool()
+
+
+@pytest.mark.parametrize("name", [
+    "read/_grammar.py", "reference/persyk_session/read/_grammar.py",
+    "persyk_session/read/_grammar.py", "/read/_grammar.py",
+], ids=["slash-path", "checkout-path", "package-path", "leading-slash"])
+def test_a_subpackage_module_is_named_by_its_slash_path(name: str) -> None:
+    assert RUN.resolve_modules([name]) == ["read/_grammar.py"]
+
+
+def test_a_subpackage_folder_names_its_modules() -> None:
+    modules = RUN.resolve_modules(["write"])
+    assert "write/_append.py" in modules and "write/_lock.py" in modules
+    assert all(m.startswith("write/") and not m.endswith("__init__.py") for m in modules)
+
+
+@pytest.mark.parametrize("name", ["_grammar.py", "read/_nothing.py", "nowhere"],
+                         ids=["flat-name-of-a-moved-module", "missing-module", "missing-folder"])
+def test_a_name_that_is_no_module_is_refused(name: str) -> None:
+    with pytest.raises(SystemExit, match="no module or subpackage"):
+        RUN.resolve_modules([name])
+
+
+def test_the_mutants_of_a_subpackage_module_carry_its_slash_path_and_mode() -> None:
+    chosen = RUN.resolve_modules(["reference/persyk_session/read/_grammar.py"])
+    mutants = RUN.enumerate_mutants(chosen)
+    assert mutants and all(m.key.startswith("read/_grammar.py:") for m in mutants)
+    # READABLE_ONLY names slash paths: the readable twin runs in readable mode.
+    assert RUN.mode_for(mutants[0], {"fast": {}, "readable": {}}) == "readable"
+    assert RUN.mode_for(RUN.enumerate_mutants(["read/_records_fast.py"])[0],
+                        {"fast": {}, "readable": {}}) == "fast"
+
+
+def test_show_prints_the_diff_of_a_subpackage_mutant(capsys: pytest.CaptureFixture[str]) -> None:
+    assert RUN.main(["show", "persyk_session/read/_grammar.py:0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("--- read/_grammar.py\n+++ read/_grammar.py (mutant)\n")
+
+
+@pytest.mark.parametrize("group", ["core", "fast"])
+def test_every_module_a_group_names_exists(group: str) -> None:
+    # A group left naming a flat module (_records.py after the move to read/) would fail here.
+    missing = [m for m in RUN.GROUPS[group] if not (RUN.PACKAGE / m).is_file()]
+    assert missing == []

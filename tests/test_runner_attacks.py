@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fakes.casetree import fake, run, write_cases
-from persyk_conformance.adapters import _adapters
+from persyk_conformance.adapters import _subprocess
 from persyk_conformance.cli import RunConfig, execute, main
 from persyk_conformance.reports._run import render_markdown, render_text, report_json
 from persyk_conformance.run._outcomes import Outcome, RunRecord
@@ -31,7 +31,7 @@ def test_stdout_line_over_the_limit_is_a_crash(
 ) -> None:
     # A small limit keeps the test fast; the runner stops reading at the limit, so the fake's
     # 100 MiB (or endless) output is never held in memory.
-    monkeypatch.setattr(_adapters, "MAX_LINE_BYTES", 1 << 20)
+    monkeypatch.setattr(_subprocess, "MAX_LINE_BYTES", 1 << 20)
     record = run(tree, fake("huge_line", *flags), "G-001", "R-001")
     assert outcomes(record) == {"G-001": "crash", "R-001": "crash"}
     assert "longer than 1048576 bytes" in (record.results[0].reason or "")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from fakes.casetree import FAKE_TIMEOUT, fake, run, write_cases
-from persyk_conformance.adapters import _adapters, _processes
+from persyk_conformance.adapters import _processes, _subprocess
 from persyk_conformance.adapters._processes import confinement_available
 from persyk_conformance.cli import main
 from persyk_conformance.reports._run import dumps_report
@@ -69,13 +69,13 @@ def no_leftovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 def starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every adapter process the runner starts, counted where it starts them."""
     started: list[str] = []
-    spawn = _adapters.SubprocessAdapter._spawn
+    spawn = _subprocess.SubprocessAdapter._spawn
 
-    def counting(self: _adapters.SubprocessAdapter) -> None:
+    def counting(self: _subprocess.SubprocessAdapter) -> None:
         started.append(" ".join(self._argv))
         spawn(self)
 
-    monkeypatch.setattr(_adapters.SubprocessAdapter, "_spawn", counting)
+    monkeypatch.setattr(_subprocess.SubprocessAdapter, "_spawn", counting)
     return started
 
 

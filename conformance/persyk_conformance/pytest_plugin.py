@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from .adapters._adapters import Adapter, SubprocessAdapter
+from .adapters._interface import Adapter
+from .adapters._subprocess import SubprocessAdapter
 from .cases._load import load_cases
 from .harness._canaries import harness_cases
 from .harness._capture_kit import CRASH_MOMENTS

@@ -31,11 +31,9 @@ from types import FrameType
 from typing import Any
 
 from persyk_conformance._protocol import Reply
-from persyk_conformance.adapters._adapters import (
-    AdapterTimedOut,
-    InProcessAdapter,
-    SubprocessAdapter,
-)
+from persyk_conformance.adapters._in_process import InProcessAdapter
+from persyk_conformance.adapters._interface import AdapterTimedOut
+from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, plan_cases
 from persyk_conformance.harness._write import known_capabilities, write_harness_results
 from persyk_conformance.run._outcomes import FAILING, CaseResult

@@ -2,7 +2,7 @@
 
     python tools/mutation/run.py run --sample 400 --seed 17 --budget 2400 --out mutants.jsonl
     python tools/mutation/run.py report mutants.jsonl [--survivors tools/mutation/survivors.json]
-    python tools/mutation/run.py show _records.py:12      # the mutant's change, as a diff
+    python tools/mutation/run.py show read/_records.py:12  # the mutant's change, as a diff
 
 ``run`` enumerates every mutation point (``_operators.py``) of the chosen modules, samples
 ``--sample`` of them with ``--seed``, and for each, in that sampled order until ``--budget``
@@ -83,6 +83,32 @@ class Mutant:
     @property
     def function(self) -> str | None:
         return None if self.scope is None else f"{self.module}:{self.scope[0]}:{self.scope[1]}"
+
+
+def resolve_modules(names: Iterable[str]) -> list[str]:
+    """The modules that ``names`` choose, each as its slash path under persyk_session
+    (``read/_grammar.py``, the form of CORE, FAST and the mutant keys): a group (core, fast,
+    all), a subpackage folder (``read``, ``read/``: its modules), or a module path, which may
+    start with ``reference/persyk_session/`` or ``persyk_session/``. Raises SystemExit for a
+    name that is none of these, rather than mutating nothing."""
+    chosen: list[str] = []
+    for name in names:
+        if name in GROUPS:
+            chosen += GROUPS[name]
+            continue
+        path = name.replace("\\", "/").strip("/")
+        for prefix in ("reference/persyk_session/", "persyk_session/"):
+            path = path.removeprefix(prefix)
+        if (PACKAGE / path).is_dir() and (PACKAGE / path / "__init__.py").is_file():
+            chosen += sorted(p.relative_to(PACKAGE).as_posix()
+                             for p in (PACKAGE / path).rglob("*.py") if p.name != "__init__.py")
+        elif path.endswith(".py") and (PACKAGE / path).is_file():
+            chosen.append(path)
+        else:
+            raise SystemExit(f"{name}: no module or subpackage of persyk_session (use a path "
+                             "such as read/_grammar.py, a folder such as read, or core, fast, "
+                             "all)")
+    return list(dict.fromkeys(chosen))  # each once, in the order named
 
 
 def _codes() -> list[str]:
@@ -224,10 +250,10 @@ def cases_for(mutant: Mutant, reach: Reach, kills: Counter[str], h104: bool = Fa
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    modules = [m for name in args.modules for m in GROUPS.get(name, (name,))]
+    modules = resolve_modules(args.modules)
     chosen = sample(enumerate_mutants(modules), args.sample, args.seed)
     if args.mutants:
-        wanted = set(args.mutants)
+        wanted = {mutant_key(key) for key in args.mutants}
         chosen = [m for m in enumerate_mutants(sorted({k.split(":")[0] for k in wanted}))
                   if m.key in wanted]
     if args.cases:
@@ -304,8 +330,17 @@ def _check_cases(mutants: Sequence[Mutant], cases: list[str], mode: str | None,
     return 0
 
 
+def mutant_key(text: str) -> str:
+    """``module:index`` with the module as resolve_modules writes it (``read/_grammar.py:12``)."""
+    module, _, index = text.rpartition(":")
+    if not module.endswith(".py") or not index.isdigit():
+        raise SystemExit(f"{text}: not module:index (e.g. read/_grammar.py:12)")
+    [path] = resolve_modules([module])  # a .py path resolves to itself alone
+    return f"{path}:{index}"
+
+
 def cmd_show(args: argparse.Namespace) -> int:
-    module, index = args.mutant.split(":")
+    module, index = mutant_key(args.mutant).split(":")
     source = (PACKAGE / module).read_text("utf-8")
     import ast
 
@@ -327,7 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="mutate, run the cases, append the verdicts")
     run.add_argument("--modules", nargs="+", default=["core"],
-                     help="core, fast, all, or module file names (default: core)")
+                     help="core, fast, all, subpackage folders (read) or module paths "
+                          "(read/_grammar.py) (default: core)")
     run.add_argument("--sample", type=int, default=400)
     run.add_argument("--seed", type=int, default=17)
     run.add_argument("--budget", type=float, default=2400.0, help="seconds (default 2400)")
@@ -344,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--resume", action="store_true", help="skip the mutants already in --out")
     run.set_defaults(func=cmd_run)
     show = sub.add_parser("show", help="the change a mutant makes, as a diff")
-    show.add_argument("mutant", help="module:index, e.g. _records.py:12")
+    show.add_argument("mutant", help="module:index, e.g. read/_records.py:12")
     show.set_defaults(func=cmd_show)
     report = sub.add_parser("report", help="the markdown summary of a results file")
     report.add_argument("results", type=Path)

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
     "report_problems",
@@ -33,6 +31,9 @@ def bench_schema() -> dict[str, Any]:
 
 def report_problems(report: Any) -> list[str]:
     """Where ``report`` breaks bench-report.schema.json (empty: it fits)."""
+    # Imported here: only a finished report is checked; `bench --list` and `--help` need none.
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
     validator = Draft202012Validator(bench_schema())
     return [
         f"/{'/'.join(str(p) for p in error.absolute_path)}: {error.message}"

@@ -26,7 +26,8 @@ from persyk_contract import contract_version
 
 from .._protocol import ProtocolViolation
 from .._version import __version__
-from ..adapters._adapters import AdapterCrashed, AdapterTimedOut, SubprocessAdapter
+from ..adapters._interface import AdapterCrashed, AdapterTimedOut
+from ..adapters._subprocess import SubprocessAdapter
 from ..run._workspace import Sandbox
 from ._data import DataStore
 from ._floors import machine

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .._protocol import Internal, Unsupported
-from ..adapters._adapters import AdapterTimedOut, SubprocessAdapter
+from ..adapters._interface import AdapterTimedOut
+from ..adapters._subprocess import SubprocessAdapter
 from ._data import DataStore, Input
 
 __all__ = ["AdapterFailed", "Call", "Invalid", "NotSupported", "Prepared", "Workload", "scaled"]

@@ -13,10 +13,11 @@ from ..bench._plot import PlotUnavailable, plot_report
 from ..bench._report import compare, not_publishable, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
 from ._args import positive_int, positive_number
+from ._commands import REFERENCE_ADAPTER, Command, SubParsers
+from ._status import UsageProblem, Verdict
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_PUBLISHABLE = 0, 1, 2, 3
 FAILED = ("invalid", "timeout", "error")
 
 
@@ -30,13 +31,13 @@ def _sizes(text: str) -> tuple[float, ...]:
     return sizes
 
 
-def cmd_bench(args: argparse.Namespace, reference: tuple[str, ...]) -> int:
+def cmd_bench(args: argparse.Namespace) -> Verdict:
     if args.bench_command == "compare":
         return cmd_compare(args)
-    impls = tuple(tuple(shlex.split(cmd)) for cmd in args.impl) if args.impl else (reference,)
+    impls = (tuple(tuple(shlex.split(cmd)) for cmd in args.impl) if args.impl
+             else (REFERENCE_ADAPTER,))
     if any(not argv for argv in impls):
-        print("persyk-conformance bench: --impl is empty", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem("--impl is empty", command="bench")
     only = tuple(name for group in args.only or () for name in group)
     config = BenchConfig(impls=impls, scale=args.scale, repeat=args.repeat, timeout=args.timeout,
                          only=only, sizes=args.sizes or (), data=args.data,
@@ -44,21 +45,19 @@ def cmd_bench(args: argparse.Namespace, reference: tuple[str, ...]) -> int:
     try:
         chosen = workloads_for(config)
     except ValueError as exc:
-        print(f"persyk-conformance bench: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(str(exc), command="bench") from None
     if args.list:
         for workload in chosen:
             print(f"{workload.key:<24} [{workload.capability}] {workload.heading}")
-        return EXIT_OK
+        return Verdict.CLEAN
     for plot in args.plot or ():
         if plot.suffix.lower() not in (".png", ".svg"):
-            print(f"persyk-conformance bench: --plot {plot}: use .png or .svg", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageProblem(f"--plot {plot}: use .png or .svg", command="bench")
     report = run_bench(config, None if args.quiet else sys.stderr)
     return _write(report, args)
 
 
-def _write(report: dict[str, Any], args: argparse.Namespace) -> int:
+def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
     markdown = render_markdown(report)
     if args.report is not None:
         args.report.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
@@ -78,27 +77,26 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> int:
     if report["aborted"]:
         print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
     if failed or report["aborted"]:
-        return EXIT_FAILED
+        return Verdict.FOUND
     reasons = not_publishable(report)
     if reasons:
         print("persyk-conformance bench: not publishable (not a quiet machine): "
               + "; ".join(reasons), file=sys.stderr)
         if args.publishable:
-            return EXIT_NOT_PUBLISHABLE
-    return EXIT_OK
+            return Verdict.NOT_PUBLISHABLE
+    return Verdict.CLEAN
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
+def cmd_compare(args: argparse.Namespace) -> Verdict:
     try:
         old = json.loads(args.old.read_text("utf-8"))
         new = json.loads(args.new.read_text("utf-8"))
     except (OSError, ValueError) as exc:
-        print(f"persyk-conformance bench compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(str(exc), command="bench compare") from None
     result = compare(old, new, args.threshold)
     for line in result.lines:
         print(line)
-    return EXIT_FAILED if result.regressions else EXIT_OK
+    return Verdict.found_if(bool(result.regressions))
 
 
 BENCH_EPILOG = """\
@@ -106,19 +104,17 @@ workloads (--only takes these names, or globs over them):
 {workloads}
 --sizes 10,100,1000 runs {scaling} at each size (MB, times --scale) for the cost-against-size
 plot. Exit status: 0 when every workload was timed or is unsupported; 1 when an implementation
-answered wrongly (invalid), timed out or failed; 2 for a usage problem; 3 with --publishable when
+answered wrongly (invalid), timed out or failed; 2 for a usage problem; 4 with --publishable when
 the machine was not quiet (load above half the cores, CPU steal above 5%, or a floor whose
 repetitions spread more than 1.3x): the reports are still written, marked NOT PUBLISHABLE.
 """
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
-             reference: tuple[str, ...]) -> None:
-    """Add ``bench`` (and its ``compare``) to the command line; ``reference`` is the default
-    adapter command."""
+def register(sub: SubParsers, command: Command) -> None:
+    """Add ``bench`` (and its ``compare``) to the command line."""
     names = "\n".join(f"  {kind.name:<18} {kind.title}" for kind in WORKLOADS)
     bench = sub.add_parser(
-        "bench", help="time fixed workloads through one or more adapters",
+        command.name, help=command.help,
         description="Time a fixed set of generated workloads through each implementation's "
                     "adapter, interleaved, each against a floor measured in the same run, and "
                     "write the reports (docs/performance.md). `bench compare OLD NEW` prints "
@@ -150,11 +146,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     bench.add_argument("--no-warmup", action="store_true",
                        help="no untimed warm-up repetition before the timed ones")
     bench.add_argument("--publishable", action="store_true",
-                       help="exit 3 unless the machine was quiet throughout (for figures that "
+                       help="exit 4 unless the machine was quiet throughout (for figures that "
                             "go into docs/: see the exit statuses below)")
     bench.add_argument("--list", action="store_true", help="list the selected workloads")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
-    bench.set_defaults(run=lambda args: cmd_bench(args, reference), bench_command=None)
+    bench.set_defaults(run=cmd_bench, bench_command=None)
     # Optional: `bench` alone runs the workloads; argparse would print a bare "compare ..." as if
     # it were required.
     inner = bench.add_subparsers(dest="bench_command", metavar="[compare OLD NEW]",

@@ -14,21 +14,21 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..reports._show import escape_bytes, mark_invisible
 from ._args import positive_int, positive_number
+from ._commands import Command, SubParsers
+from ._status import UsageProblem, Verdict
 
 if TYPE_CHECKING:
     from ..fuzz._differential import FuzzReport
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 _DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: SubParsers, command: Command) -> None:
     fuzz = sub.add_parser(
-        "fuzz", help="compare an implementation with the reference on generated sessions",
+        command.name, help=command.help,
         description="Differential fuzzing: generated sessions, single-fault mutants, append "
                     "scenarios and torn tails go to the implementation's adapter and to the "
                     "reference; what the contract fixes (verdict, first error's code and line, "
@@ -76,22 +76,20 @@ def _progress(stream: TextIO | None, total: int) -> object:
     return show
 
 
-def cmd_fuzz(args: argparse.Namespace) -> int:
+def cmd_fuzz(args: argparse.Namespace) -> Verdict:
     try:
         from .._protocol import ProtocolViolation
-        from ..adapters._adapters import AdapterCrashed, AdapterTimedOut
+        from ..adapters._interface import AdapterCrashed, AdapterTimedOut
         from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
         from ..fuzz._save import save_candidate
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
-        print(f"persyk-conformance fuzz needs hypothesis ({exc}); install "
-              "'persyk-session-conformance[fuzz]'", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(f"fuzz needs hypothesis ({exc}); install "
+                           "'persyk-session-conformance[fuzz]'") from None
     try:
         ops = parse_ops(args.ops)
         faults = None if args.faults is None else parse_faults(args.faults)
     except ValueError as exc:
-        print(f"persyk-conformance: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(str(exc)) from None
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     config = FuzzConfig(impl=args.impl, reference=args.reference, examples=args.examples,
                         seed=seed, ops=ops, faults=faults, time_budget=args.time_budget,
@@ -101,12 +99,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     try:
         report = fuzz(config, _progress(stream, args.examples))  # type: ignore[arg-type]
     except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
-        print(f"persyk-conformance: an adapter did not start: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(f"an adapter did not start: {exc}") from None
     if not report.ops:
-        print(f"persyk-conformance: the adapter declares no capability of {args.ops}; "
-              "nothing to compare", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(f"the adapter declares no capability of {args.ops}; "
+                           "nothing to compare")
     origins = ", ".join(f"{name} {count}" for name, count in sorted(report.by_origin.items()))
     print(f"fuzz: seed {seed}; {report.examples} example(s) in {report.seconds:.1f} s "
           f"({origins}); {report.compared_steps} step(s) compared, "
@@ -115,7 +111,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     finding = report.finding
     if finding is None:
         print("fuzz: no disagreement")
-        return EXIT_OK
+        return Verdict.CLEAN
     step = finding.probe.steps[finding.step]
     print(f"fuzz: DISAGREEMENT on {finding.probe.origin}, step {finding.step + 1} ({step.op}), "
           f"shrunk in {report.shrink_calls} call(s):")
@@ -125,6 +121,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
     print(f"  session.jsonl ({len(finding.probe.data)} bytes, marked as `show` marks "
           "them):")
+    from ..reports._show import escape_bytes  # here: `fuzz --help` loads no case machinery
+
     lines = escape_bytes(finding.probe.data)
     for line in lines[:SESSION_LINES]:
         print(f"    {_brief(line)}")
@@ -134,7 +132,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         where = save_candidate(finding, args.save, seed=seed, implementation=args.impl,
                                reference=args.reference)
         print(f"fuzz: candidate case saved in {where}")
-    return EXIT_FOUND
+    return Verdict.FOUND
 
 
 SESSION_LINES = 20  # lines of the shrunk session printed
@@ -143,6 +141,8 @@ SESSION_LINES = 20  # lines of the shrunk session printed
 def _brief(value: object, limit: int = 400) -> str:
     """One value on one line, every invisible character marked (a raw U+FEFF in the shrunk
     session was printed as nothing at all)."""
+    from ..reports._show import mark_invisible
+
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = mark_invisible(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

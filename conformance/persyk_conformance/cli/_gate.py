@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..gate._diff import ContractDiff, case_changes, compare
@@ -14,13 +15,16 @@ from ..gate._evidence import (
     reference_evidence,
     schema_evidence,
 )
-from ..gate._release import ReleaseError, build_release, verify_release
+from ..gate._release import ArchiveUnreadable, ReleaseError, build_release, verify_release
 from ..gate._report import dumps_diff, render_diff_markdown
 from ..gate._sides import ContractSide, SideError, load_side
+from ._commands import Command, SubParsers
+from ._status import UsageProblem, Verdict
 
 __all__ = ["diff_sides", "register"]
 
-EXIT_USAGE = 2
+# ContractDiff.exit_status, which the diff report records, as the verdict of the command.
+_DIFF_VERDICTS = {0: Verdict.CLEAN, 1: Verdict.FOUND, 3: Verdict.BOOKKEEPING}
 
 
 def diff_sides(
@@ -51,19 +55,17 @@ def diff_sides(
     return compare(base, head, evidence, notes=notes, implementations=regressions)
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
+def cmd_diff(args: argparse.Namespace) -> Verdict:
     repo: Path = args.repo
     try:
         base = load_side(args.base, repo)
     except SideError as exc:
-        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(str(exc), command="diff") from None
     try:
         head = load_side(args.head if args.head is not None else str(repo), repo)
     except SideError as exc:
         base.discard()
-        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageProblem(str(exc), command="diff") from None
     try:
         implementations = tuple(Implementation(cmd, cmd) for cmd in args.impl or ())
         diff = diff_sides(
@@ -81,27 +83,31 @@ def cmd_diff(args: argparse.Namespace) -> int:
         args.output.write_text(text, "utf-8")
     else:
         sys.stdout.write(text)
-    return status
+    return _DIFF_VERDICTS[status]
 
 
-def cmd_release(args: argparse.Namespace) -> int:
+def cmd_release(args: argparse.Namespace) -> Verdict:
     try:
         if args.verify is not None:
             version = verify_release(args.verify)
             print(f"{args.verify}: contract {version}, every file matches MANIFEST.json")
-            return 0
+            return Verdict.CLEAN
         archive = build_release(args.source, args.out)
+    except ArchiveUnreadable as exc:  # a missing or unreadable file: the caller's, exit 2
+        raise UsageProblem(str(exc), command="release") from None
     except ReleaseError as exc:
+        if args.verify is None:  # nothing to pack: not a checkout
+            raise UsageProblem(str(exc), command="release") from None
         print(f"persyk-conformance release: {exc}", file=sys.stderr)
-        return 1 if args.verify is not None else EXIT_USAGE
+        return Verdict.FOUND  # the archive was read and does not verify
     print(archive)
-    return 0
+    return Verdict.CLEAN
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_diff(sub: SubParsers, command: Command) -> None:
     diff = sub.add_parser(
-        "diff",
-        help="classify a contract change as compatible or breaking",
+        command.name,
+        help=command.help,
         description="Compare two versions of the contract (a git revision, a checkout directory "
         "or a release archive each) and say whether the change is compatible or breaking, for "
         "readers and for writers, with the cases that prove it. Exit status: 0 compatible, "
@@ -122,9 +128,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     diff.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                       help="per-step timeout of the runs (default 10)")
     diff.set_defaults(run=cmd_diff)
+
+
+def _add_release(sub: SubParsers, command: Command) -> None:
     release = sub.add_parser(
-        "release",
-        help="build or verify a release archive of the contract",
+        command.name,
+        help=command.help,
         description="Pack the contract of a checkout (cases, schemas, rules, codes, spec, the "
         "Python reference) into a reproducible persyk-contract-X.Y.Z.tar.gz with a SHA-256 "
         "manifest, or verify such an archive.",
@@ -136,3 +145,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     release.add_argument("--verify", type=Path, metavar="ARCHIVE",
                          help="verify this archive instead of building one")
     release.set_defaults(run=cmd_release)
+
+
+_PARSERS: dict[str, Callable[[SubParsers, Command], None]] = {
+    "diff": _add_diff, "release": _add_release,
+}
+
+
+def register(sub: SubParsers, command: Command) -> None:
+    _PARSERS[command.name](sub, command)

@@ -6,7 +6,8 @@ copies of its session, and the contract-fixed views of the two answers are compa
 The first disagreement stops generation; hypothesis then shrinks it to a minimal probe that still
 disagrees, within the time budget, and the last disagreeing probe is what the run reports and
 saves as a candidate case (``_fuzz_save``). The adapters are the runner's own
-(``_adapters``): the same process ownership, confinement, deadlines and restarts as ``run``.
+(``adapters._subprocess``): the same process ownership, confinement, deadlines and restarts as
+``run``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,9 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
 from .._protocol import Internal, ProtocolViolation, Result, Unsupported
-from ..adapters._adapters import (
-    Adapter,
-    AdapterCrashed,
-    AdapterTimedOut,
-    InProcessAdapter,
-    SubprocessAdapter,
-)
+from ..adapters._in_process import InProcessAdapter
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
+from ..adapters._subprocess import SubprocessAdapter
 from ..cases._match import match
 from ..run._workspace import Sandbox, remove_tree
 from ._probes import OPS, Probe, probes, view_of

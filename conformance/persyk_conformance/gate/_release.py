@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ReleaseError", "build_release", "verify_release"]
+__all__ = ["ArchiveUnreadable", "ReleaseError", "build_release", "verify_release"]
 
 RELEASE_FORMAT = 1
 
@@ -58,6 +58,11 @@ class ReleaseError(Exception):
     """The checkout is not complete, or an archive does not verify."""
 
 
+class ArchiveUnreadable(ReleaseError):
+    """The archive to verify cannot be read at all (missing, no permission): a usage problem of
+    ``release --verify`` (exit 2), unlike an archive that is read and does not verify (exit 1)."""
+
+
 def _members(source: Path) -> Iterator[tuple[str, bytes]]:
     for checkout_dir, archive_dir, suffixes in _CONTENTS:
         folder = source / checkout_dir
@@ -81,7 +86,10 @@ def _sha256(data: bytes) -> str:
 
 def build_release(source: Path, out_dir: Path) -> Path:
     """Write ``persyk-contract-<version>.tar.gz`` into ``out_dir``; return its path."""
-    rules = json.loads((source / "contract/persyk_contract/rules.json").read_text("utf-8"))
+    rules_file = source / "contract/persyk_contract/rules.json"
+    if not rules_file.is_file():  # not a checkout: a usage problem, as a missing folder is
+        raise ReleaseError(f"{rules_file}: missing; release needs a checkout")
+    rules = json.loads(rules_file.read_text("utf-8"))
     version = str(rules["contractVersion"])
     files = dict(_members(source))
     files["README.txt"] = _README.format(version=version).encode()
@@ -117,9 +125,13 @@ def verify_release(archive: Path) -> str:
     """Check every file against MANIFEST.json and SHA256SUMS; return the contract version."""
     with tempfile.TemporaryDirectory(prefix="persyk-release-") as scratch:
         try:
-            with tarfile.open(archive, "r:gz") as tar:
+            data = archive.read_bytes()
+        except OSError as exc:  # missing, unreadable: the caller's problem, not the archive's
+            raise ArchiveUnreadable(f"{archive}: cannot be read ({exc})") from None
+        try:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
                 tar.extractall(scratch, filter="data")
-        except (tarfile.TarError, OSError) as exc:
+        except (tarfile.TarError, OSError, EOFError) as exc:
             raise ReleaseError(f"{archive}: not a readable archive ({exc})") from None
         roots = list(Path(scratch).iterdir())
         if len(roots) != 1 or not (roots[0] / "MANIFEST.json").is_file():

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..adapters._adapters import Adapter, AdapterCrashed
+from ..adapters._interface import Adapter, AdapterCrashed
 from ..run._conditions import wav_fields
 from ..run._workspace import remove_tree
 from ._capture_kit import (

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from .. import records as kit
-from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
 from ..run._conditions import wav_fields
 from ._crash import (
     CrashCheckUnsupported,

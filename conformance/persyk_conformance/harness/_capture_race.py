@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import records as kit
-from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut, SubprocessAdapter
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
+from ..adapters._subprocess import SubprocessAdapter
 from ..run._conditions import is_locked, wav_fields
 from ..run._runner import held_lock
 from ..run._workspace import remove_tree

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from .. import records as kit
 from .._protocol import Result
-from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
 
 __all__ = [
     "MUTATING_SYSCALLS",

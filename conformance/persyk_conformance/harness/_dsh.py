@@ -25,7 +25,7 @@ from typing import Any
 
 from .._excerpt import excerpt, excerpts
 from .._protocol import Result
-from ..adapters._adapters import Adapter
+from ..adapters._interface import Adapter
 from ..cases._match import match
 from ..run._outcomes import CaseResult, Outcome
 from ..run._workspace import remove_tree

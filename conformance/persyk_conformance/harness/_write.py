@@ -52,7 +52,7 @@ from typing import Any
 from .. import records as kit
 from .._excerpt import excerpt, excerpts
 from .._protocol import Result
-from ..adapters._adapters import Adapter
+from ..adapters._interface import Adapter
 from ..run._outcomes import CaseResult, Outcome
 from ..run._workspace import remove_tree
 from ._capture_kill import capture_killed_while_writing, recovery_killed_while_repairing

@@ -1,4 +1,4 @@
-"""``persyk-conformance compare``: several implementations side by side, from their JSON reports.
+"""Several implementations side by side, from their JSON reports (``persyk-conformance compare``).
 
 Each report (``run --report FILE``, schemas/protocol/report.schema.json) becomes one column. A
 case's outcome is folded into one of four verdicts: ``pass``; ``fail`` (fail, error, crash,
@@ -11,9 +11,7 @@ and per level; a *disagreement* is a case that one implementation passes and ano
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -29,13 +27,11 @@ __all__ = [
     "Comparison",
     "compare_reports",
     "load_report",
-    "register",
     "render_compare_json",
     "render_compare_markdown",
     "render_compare_text",
 ]
 
-EXIT_USAGE = 2
 VERDICTS = ("pass", "fail", "xfail", "unsupported")
 _VERDICT_OF = {
     "pass": "pass", "fail": "fail", "error": "fail", "crash": "fail", "timeout": "fail",
@@ -325,37 +321,3 @@ def render_compare_json(comparison: Comparison) -> str:
         ],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    try:
-        comparison = compare_reports(args.reports)
-    except CompareError as exc:
-        print(f"persyk-conformance compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.format == "json":
-        sys.stdout.write(render_compare_json(comparison))
-    elif args.format == "markdown":
-        sys.stdout.write(render_compare_markdown(comparison, limit=args.limit))
-    else:
-        sys.stdout.write(render_compare_text(comparison, limit=args.limit))
-    return 0
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``persyk-conformance compare REPORT.json REPORT.json ...``."""
-    parser = sub.add_parser(
-        "compare", help="several implementations side by side, from their JSON reports",
-        description="Print one matrix of several runs' JSON reports (run --report FILE): per "
-                    "rule area and per level, each implementation's pass/fail/xfail/unsupported "
-                    "counts, then every case one implementation passes and another fails. Exit "
-                    "0, or 2 when a report cannot be read or the reports are of different "
-                    "profiles.",
-    )
-    parser.add_argument("reports", nargs="+", type=Path, metavar="REPORT",
-                        help="JSON reports of persyk-conformance run, one per implementation")
-    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                        help="what to print (default: text)")
-    parser.add_argument("--limit", type=int, metavar="N",
-                        help="list at most N disagreements (default: all)")
-    parser.set_defaults(run=cmd_compare)

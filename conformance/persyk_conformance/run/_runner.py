@@ -30,7 +30,7 @@ from typing import Any
 from .._excerpt import excerpt, excerpts
 from .._profiles import V1, Profile
 from .._protocol import Internal, ProtocolViolation, Result, Unsupported, dumps_line
-from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
 from ..cases._explain import case_folder, expectation_lines
 from ..cases._load import Case, Step
 from ..cases._match import match

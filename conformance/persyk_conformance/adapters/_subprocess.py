@@ -1,4 +1,4 @@
-"""The two ways to reach an implementation: an adapter subprocess, or the reference in-process.
+"""The subprocess adapter: an implementation reached as a process over JSON Lines pipes.
 
 The subprocess client is the only place where the runner talks to adapter processes. It owns
 every process an adapter starts (``_processes.Owner``: a mark in the environment, the runner as
@@ -15,44 +15,35 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import resource
 import select
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
-
-import orjson
+from typing import Any
 
 from .._protocol import (
     Hello,
-    Implementation,
     NotJson,
     Reply,
     check_request,
     decode_hello,
     decode_reply,
-    dumps_line,
     encode_hello,
     encode_run,
     encode_stop,
 )
+from ._interface import (
+    AdapterCrashed,
+    AdapterTimedOut,
+    StrictModeViolation,
+    file_size_limiter,
+)
 from ._pipes import LineTooLong, StderrSeen, StderrWatch, pump_lines, widen
 from ._processes import Confinement, Owner
 
-__all__ = [
-    "Adapter",
-    "AdapterCrashed",
-    "AdapterTimedOut",
-    "Dispatch",
-    "InProcessAdapter",
-    "StderrSeen",
-    "StrictModeViolation",
-    "SubprocessAdapter",
-]
+__all__ = ["SubprocessAdapter"]
 
 # How long a stopped adapter gets to exit on its own before it is killed.
 STOP_GRACE_SECONDS = 2.0
@@ -63,46 +54,6 @@ MAX_LINE_BYTES = 64 << 20
 # Lines read ahead of the runner; the reader thread waits when this many are pending, so an
 # adapter flooding stdout is held back by its own pipe instead of filling the runner's memory.
 MAX_PENDING_LINES = 4
-
-
-class AdapterCrashed(Exception):
-    """The adapter exited, closed a pipe, or wrote a line that is not JSON (outcome: crash)."""
-
-
-class AdapterTimedOut(Exception):
-    """The adapter did not answer before the deadline (outcome: timeout)."""
-
-
-class StrictModeViolation(Exception):
-    """--strict: a request of the runner itself does not match the protocol schemas."""
-
-
-class Adapter(Protocol):
-    """What the runner needs from an implementation, however it is reached."""
-
-    @property
-    def hello(self) -> Hello: ...
-
-    def start(self, timeout: float) -> Hello: ...
-
-    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply: ...
-
-    def run_with_file_size_limit(
-        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
-    ) -> Reply: ...
-
-    def stderr_begin(self, canaries: Mapping[str, str]) -> None: ...
-
-    def stderr_end(self) -> StderrSeen: ...
-
-    def end_case(self) -> None: ...
-
-    @property
-    def alive(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-    def kill(self) -> None: ...
 
 
 class SubprocessAdapter:
@@ -390,131 +341,8 @@ def _before_exec(
     def apply() -> None:
         owner.join()
         if file_size_limit is not None:
-            _file_size_limiter(file_size_limit)()
+            file_size_limiter(file_size_limit)()
         if confinement is not None:
             confinement.apply()
 
     return apply
-
-
-def _file_size_limiter(limit: int) -> Callable[[], None]:
-    """A pre-exec hook: writes past ``limit`` bytes fail with EFBIG instead of killing the
-    process with SIGXFSZ, which is how a full disk looks to a writer (APP-19)."""
-
-    def apply() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return apply
-
-
-Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]
-
-
-class InProcessAdapter:
-    """The fast path: call the reference's operations in this process, no subprocess.
-
-    ``dispatch(op, args)`` returns a reply body (``result`` | ``internal`` | ``unsupported``);
-    the default is ``persyk_session.adapter.dispatch``, which calls
-    ``persyk_session.operations.OPERATIONS`` exactly as the reference adapter does. No deadline
-    can be enforced and nothing is isolated (no HOME/TMPDIR of its own): use it for the
-    reference, whose subprocess path proves the same results.
-    """
-
-    def __init__(
-        self,
-        dispatch: Dispatch | None = None,
-        implementation: Implementation | None = None,
-        capabilities: frozenset[str] | None = None,
-        profile: str = "v1",
-    ) -> None:
-        self.profile = profile
-        profiles = frozenset({profile})
-        on_kill: Callable[[], None] | None = None
-        if dispatch is None:
-            import persyk_session.adapter as reference
-            from persyk_session import __version__
-
-            def dispatch(op: str, args: dict[str, Any]) -> dict[str, Any]:
-                return reference.dispatch(op, args, profile)
-
-            on_kill = reference.abandon
-            capabilities = frozenset(reference.capabilities())
-            profiles = frozenset(reference.PROFILES)
-            implementation = Implementation(
-                name="persyk-session", version=__version__, language="python (in-process)"
-            )
-        self._dispatch = dispatch
-        self._on_kill = on_kill
-        self._hello = Hello(
-            protocol=1,
-            implementation=implementation or Implementation("in-process", "0", "python"),
-            capabilities=capabilities if capabilities is not None else frozenset(),
-            profiles=profiles,
-        )
-
-    @property
-    def hello(self) -> Hello:
-        return self._hello
-
-    @property
-    def alive(self) -> bool:
-        return True
-
-    def start(self, timeout: float) -> Hello:
-        return self._hello
-
-    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
-        body = self._dispatch(op, dict(args))
-        # Through the wire format and the same schema checks as a subprocess reply, so the fast
-        # path cannot pass a result the protocol would reject.
-        return decode_reply(dumps_line({"seq": 0, **body}), seq=0, op=op, profile=self.profile)
-
-    def run_with_file_size_limit(
-        self, op: str, args: Mapping[str, Any], timeout: float, limit: int
-    ) -> Reply:
-        """Run one step in a forked child whose file size limit is ``limit``.
-
-        The limit must not touch the runner itself, so the operation runs in a child process;
-        its reply comes back through a pipe and passes the same checks as any other reply.
-        """
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            status = 0
-            try:
-                os.close(read_end)
-                _file_size_limiter(limit)()
-                body = self._dispatch(op, dict(args))
-                data = orjson.dumps({"seq": 0, **body}) + b"\n"
-                with os.fdopen(write_end, "wb") as sink:
-                    sink.write(data)
-            except BaseException:
-                status = 1
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as source:
-            data = source.read()
-        _, status = os.waitpid(pid, 0)
-        if not data:
-            raise AdapterCrashed(f"the forked in-process step exited with status {status}")
-        return decode_reply(data, seq=0, op=op, profile=self.profile)
-
-    def stderr_begin(self, canaries: Mapping[str, str]) -> None:
-        pass
-
-    def stderr_end(self) -> StderrSeen:
-        return StderrSeen()
-
-    def end_case(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def kill(self) -> None:
-        # What a killed reference process leaves (harness condition crashAfter): its captures'
-        # descriptors closed, nothing more written. Only for the reference's own dispatch.
-        if self._on_kill is not None:
-            self._on_kill()

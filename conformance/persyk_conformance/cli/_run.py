@@ -1,0 +1,370 @@
+"""``persyk-conformance run``: plan the selected cases, run them through an adapter, report.
+
+Also the library entry of a run (``RunConfig``, ``execute``, ``plan_cases``), which
+``persyk_conformance.cli`` re-exports for the peers' and examples' scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from .._profiles import Profile, profile_named
+from .._protocol import PROTOCOL_VERSION, ProtocolViolation
+from .._version import __version__
+from ..adapters._in_process import InProcessAdapter
+from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
+from ..adapters._subprocess import SubprocessAdapter
+from ..cases._load import CaseError, load_cases
+from ..cases._select import Selectable, SelectionError, select, split_selectors
+from ..harness._canaries import HARNESS_IDS, harness_cases
+from ..harness._capture_kit import CRASH_MOMENTS
+from ..harness._dsh import DSH_HARNESS_CHECKS, dsh_harness_results
+from ..harness._write import (
+    WRITE_HARNESS_CHECKS,
+    WriteCheck,
+    known_capabilities,
+    write_harness_results,
+)
+from ..reports._run import dumps_report, render_junit, render_markdown, render_text
+from ..run._outcomes import (
+    CaseResult,
+    ExpectedFailuresError,
+    RunRecord,
+    load_expected_failures,
+)
+from ..run._progress import ProgressLine, progress_line
+from ..run._runner import Planned, Runner, RunOptions, plan_fixture
+from ..run._workspace import Sandbox
+from ._args import SELECTOR_HELP, positive_int, positive_number, profile_option, selector_options
+from ._commands import REFERENCE_ADAPTER, Command, SubParsers
+from ._status import UsageProblem, Verdict
+
+__all__ = ["Plan", "RunConfig", "cmd_run", "execute", "plan_cases", "register"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    impl: str | None = None
+    in_process: bool = False
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    timeout: float = 10.0
+    strict: bool = False
+    expected_failures: Path | None = None
+    fixtures: Path | None = None
+    harness: bool = True
+    profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
+    confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
+    crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
+
+    @property
+    def format_profile(self) -> Profile:
+        return profile_named(self.profile)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The selected cases, the selected write-harness checks, and every known case id (for the
+    expected-failures file)."""
+
+    cases: list[Planned]
+    write_checks: list[WriteCheck]
+    known: list[str]
+    dsh_checks: tuple[str, ...] = ()  # the dsh-v0 harness checks (DH-) selected
+
+    @property
+    def total(self) -> int:
+        return len(self.cases) + len(self.write_checks) + len(self.dsh_checks)
+
+
+def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
+    """The cases and write checks to run, after --only and --skip. Raises UsageProblem."""
+    profile = config.format_profile
+    try:
+        fixtures = load_cases(config.fixtures, profile)
+    except CaseError as exc:
+        raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
+    plan = [plan_fixture(case) for case in fixtures]
+    harness = config.harness and profile.harness  # the H- checks are v1's
+    checks = list(WRITE_HARNESS_CHECKS) if harness else []
+    if harness:
+        plan += harness_cases(sandbox.runner / "harness")
+    dsh_checks = list(DSH_HARNESS_CHECKS) if config.harness and profile.name == "dsh-v0" else []
+    # Every id of the profile's suite, selected or not (--no-harness, --only): an expected
+    # failure for a case this run leaves out is ignored, only an id of no case is refused.
+    known = [p.case.id for p in plan if p.case.kind != "harness"]
+    if profile.harness:
+        known += [*HARNESS_IDS, *(check.id for check in WRITE_HARNESS_CHECKS)]
+    if profile.name == "dsh-v0":
+        known += [check.id for check in DSH_HARNESS_CHECKS]
+    items = [
+        Selectable(p.case.id, p.case.kind, p.case.rules, p.case.level, p.case.requires,
+                   p.case.directory.name if p.case.kind != "harness" else "")
+        for p in plan
+    ] + [Selectable(c.id, "harness", c.rules, c.level, c.requires) for c in checks]
+    items += [Selectable(c.id, "harness", c.rules, "MUST", ()) for c in dsh_checks]
+    only, skip = split_selectors(config.only), split_selectors(config.skip)
+    try:
+        chosen = {item.id for item in select(items, only, skip)}
+    except SelectionError as exc:
+        raise UsageProblem(str(exc)) from None
+    selected = Plan(
+        [p for p in plan if p.case.id in chosen], [c for c in checks if c.id in chosen], known,
+        tuple(c.id for c in dsh_checks if c.id in chosen),
+    )
+    if not selected.total:
+        raise UsageProblem("the selection (--only/--skip) leaves no case to run")
+    return selected
+
+
+def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, ...] | None, str]:
+    if config.in_process:
+        if config.impl is not None:
+            raise UsageProblem("--in-process runs the built-in reference; it excludes --impl")
+        return InProcessAdapter(profile=config.profile), None, "in-process"
+    argv = tuple(shlex.split(config.impl)) if config.impl is not None else REFERENCE_ADAPTER
+    if not argv:
+        raise UsageProblem("--impl is empty")
+    adapter = SubprocessAdapter(
+        argv,
+        env=sandbox.adapter_env(os.environ),
+        strict=config.strict,
+        profile=config.profile,
+        confine_to=sandbox.root if config.confine else None,
+    )
+    return adapter, argv, "subprocess"
+
+
+def execute(
+    config: RunConfig, progress_stream: TextIO | None = None
+) -> RunRecord:
+    """Run the selected cases and return the record. Raises UsageProblem.
+
+    A run that fails half-way (a fault of the runner, an interruption) still returns a record
+    of what it has, with ``aborted`` saying why; the sandbox is removed in every case.
+    """
+    sandbox = Sandbox.create()
+    try:
+        plan = plan_cases(sandbox, config)
+        expected: dict[str, str] = {}
+        if config.expected_failures is not None:
+            try:
+                expected = load_expected_failures(config.expected_failures, plan.known)
+            except ExpectedFailuresError as exc:
+                raise UsageProblem(str(exc)) from None
+        adapter, command, mode = _adapter(config, sandbox)
+        runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout),
+                        config.format_profile)
+        progress = progress_line(progress_stream, plan.total)
+        started_at = _now()
+        began = time.perf_counter()
+        results: list[CaseResult] = []
+        try:
+            aborted = _run_all(config, sandbox, runner, expected, plan, progress, results)
+        except KeyboardInterrupt:
+            aborted = "interrupted"
+        except Exception as exc:  # a fault of the runner: report what the run has
+            aborted = f"the runner failed: {type(exc).__name__}: {exc}"
+        try:
+            hello = adapter.hello
+            implementation: dict[str, str] | None = hello.implementation.to_json()
+            capabilities = tuple(sorted(hello.capabilities))
+        except RuntimeError:  # the adapter never completed a handshake
+            implementation, capabilities = None, ()
+        return RunRecord(
+            suite_version=__version__,
+            protocol=PROTOCOL_VERSION,
+            implementation=implementation,
+            capabilities=capabilities,
+            command=command,
+            mode=mode,
+            platform=_platform(),
+            started_at=started_at,
+            finished_at=_now(),
+            duration_ms=(time.perf_counter() - began) * 1000,
+            results=tuple(results),
+            profile=config.profile,
+            aborted=aborted,
+        )
+    finally:
+        sandbox.remove()
+
+
+def _run_all(
+    config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
+    progress: ProgressLine | None, results: list[CaseResult],
+) -> str | None:
+    """The cases, then the write harness, each result into ``results`` as it comes (so that a
+    run that fails half-way still has them); returns why the run stopped early, if it did."""
+    try:
+        if not plan.cases and (plan.write_checks or plan.dsh_checks):
+            # Only harness checks: greet the adapter anyway, so that the report names the
+            # implementation and the checks learn its capabilities from this hello.
+            try:
+                runner.start()
+            except (AdapterCrashed, AdapterTimedOut, ProtocolViolation,
+                    StrictModeViolation) as exc:
+                runner.gave_up = f"the adapter did not start: {exc}"
+        runner.run(plan.cases, expected, progress)
+    finally:
+        results += runner.results
+        runner.close()
+    try:
+        results += _run_write_harness(config, sandbox, runner.adapter, expected, plan, progress,
+                                      runner.gave_up)
+        results += _run_dsh_harness(config, sandbox, expected, plan, runner.gave_up)
+    finally:
+        if progress is not None:
+            progress.clear()
+    return None if runner.gave_up is None else f"gave up on the adapter: {runner.gave_up}"
+
+
+def _run_write_harness(
+    config: RunConfig,
+    sandbox: Sandbox,
+    adapter: Adapter,
+    expected: dict[str, str],
+    plan: Plan,
+    progress: ProgressLine | None,
+    gave_up: str | None = None,
+) -> list[CaseResult]:
+    """Torn tails at every byte, concurrent writers, cursor walks: each needs its own adapters.
+    One check at a time, so that the progress line names the check that is running."""
+    if not plan.write_checks:
+        return []
+
+    def fresh_adapter() -> Adapter:
+        return _adapter(config, sandbox)[0]
+
+    capabilities = (
+        None if gave_up is not None else known_capabilities(adapter, fresh_adapter, config.timeout)
+    )
+    results: list[CaseResult] = []
+    for number, check in enumerate(plan.write_checks, start=len(plan.cases) + 1):
+        if progress is not None:
+            progress.running(number, check.id, check.title)
+        (result,) = write_harness_results(
+            fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
+            timeout=config.timeout, gave_up=gave_up, moments=config.crash_moments,
+        )
+        results.append(result)
+        if progress is not None:
+            progress(number, plan.total, result)
+    return results
+
+
+def _run_dsh_harness(
+    config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan,
+    gave_up: str | None = None,
+) -> list[CaseResult]:
+    """The dsh-v0 harness checks (DH-101 torn logs, DH-102 racing first appends)."""
+    return dsh_harness_results(
+        lambda: _adapter(config, sandbox)[0], sandbox.runner / "dsh-harness", plan.dsh_checks,
+        expected, timeout=config.timeout, gave_up=gave_up) if plan.dsh_checks else []
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _platform() -> dict[str, str]:
+    return {
+        "system": platform.system(),
+        "release": platform.release(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+    }
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> Verdict:
+    config = RunConfig(
+        impl=args.impl,
+        in_process=args.in_process,
+        only=tuple(args.only or ()),
+        skip=tuple(args.skip or ()),
+        timeout=args.timeout,
+        strict=args.strict,
+        confine=not args.no_confine,
+        expected_failures=args.expected_failures,
+        fixtures=args.fixtures,
+        harness=not args.no_harness,
+        profile=args.profile,
+        crash_moments=args.crash_moments,
+    )
+    # On a terminal only, and independent of -q (which shapes stdout): --no-progress silences it.
+    progress = sys.stderr if sys.stderr.isatty() and not args.no_progress else None
+    record = execute(config, progress)
+    if record.aborted is not None:
+        print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
+    if args.report is not None:
+        args.report.write_text(dumps_report(record), "utf-8")
+    if args.junit is not None:
+        args.junit.write_text(render_junit(record), "utf-8")
+    if args.format == "json":
+        sys.stdout.write(dumps_report(record))
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(record))
+    else:
+        sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
+    return Verdict.found_if(not record.passed)
+
+
+def register(sub: SubParsers, command: Command) -> None:
+    """``persyk-conformance run``."""
+    run = sub.add_parser(
+        command.name, help=command.help,
+        description="Run the conformance cases against an implementation's adapter (the "
+                    "built-in reference by default) and report each case's outcome. Exit 0: "
+                    "nothing failed and something was tested; 1: a case failed or nothing was "
+                    "tested; 2: a usage problem.",
+        epilog=SELECTOR_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--impl", metavar="CMD",
+                     help="the adapter command line (shell-quoted); default: the built-in "
+                          "reference through its subprocess adapter")
+    run.add_argument("--in-process", action="store_true",
+                     help="run the built-in reference in this process (fast path)")
+    run.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
+    run.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="what to print on stdout (default: text)")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    run.add_argument("--expected-failures", type=Path, metavar="FILE",
+                     help="known failures, each with a reason (docs/implementers.md)")
+    selector_options(run)
+    run.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
+                     help="deadline of each step (default: 10)")
+    run.add_argument("--strict", action="store_true",
+                     help="also check the runner's own requests against the protocol schemas")
+    run.add_argument("--no-confine", action="store_true",
+                     help="let the adapter write outside the run's sandbox (by default, where "
+                          "the kernel has Landlock, such writes are refused; "
+                          "docs/runner-isolation.md)")
+    run.add_argument("--fixtures", type=Path, metavar="DIR",
+                     help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
+                          "the installed ones")
+    run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
+    run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
+                     help="kills of each capture crash check, H-150, H-151, H-153 (default: "
+                     f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
+    loudness = run.add_mutually_exclusive_group()
+    loudness.add_argument("-v", "--verbose", action="store_true",
+                          help="text format: list passes and each unsupported case too")
+    loudness.add_argument("-q", "--quiet", action="store_true",
+                          help="text format: the verdict and one line per failing case (no "
+                               "blocks, no tables)")
+    run.add_argument("--no-progress", action="store_true",
+                     help="no progress line on stderr (shown only on a terminal)")
+    profile_option(run)
+    run.set_defaults(run=cmd_run)

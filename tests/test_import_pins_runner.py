@@ -1,0 +1,106 @@
+"""What ``persyk-conformance`` may import (issue 29): ``--help`` and each command, in a fresh
+interpreter, load the chosen command's module and what it needs, never the bench, the fuzzer,
+the gate or a heavy library they do not use. The command table (cli/_commands.py) is what makes
+this hold; tests/fakes/eager_cli.py, which imports every command up front, shows the check
+fails without it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+# Runs ``MAIN(argv)`` with its output swallowed and prints the names in sys.modules.
+PROBE = """
+import contextlib, importlib, io, json, sys
+main = importlib.import_module(sys.argv[1]).main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main(json.loads(sys.argv[2]))
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+_RUNNER = "persyk_conformance"
+BENCH, FUZZ, GATE = f"{_RUNNER}.bench", f"{_RUNNER}.fuzz", f"{_RUNNER}.gate"
+HARNESS, ADAPTERS = f"{_RUNNER}.harness", f"{_RUNNER}.adapters"
+RUN, CASES, REPORTS = f"{_RUNNER}.run", f"{_RUNNER}.cases", f"{_RUNNER}.reports"
+HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS = "hypothesis", "jsonschema", "jsonschema_rs"
+MATPLOTLIB, REFERENCE = "matplotlib", "persyk_session"
+# Libraries no command of the runner needs before it runs: the reference is reached through an
+# adapter process (only run --in-process and check-fixtures load it, when they run).
+NEVER = (MATPLOTLIB, REFERENCE)
+
+# argv -> what it must not import (a name, or a package and everything below it).
+PINS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("--help",): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
+                  JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
+    ("--version",): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
+                     JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
+    ("run", "--help"): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
+    ("list", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("list",): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
+    ("show", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("show", "R-001"): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
+    ("check-fixtures", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS,
+                                   *NEVER),
+    ("diff", "--help"): (BENCH, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("release", "--help"): (BENCH, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("release", "--verify", "/nonexistent/persyk-contract.tar.gz"): (
+        BENCH, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("bench", "--help"): (FUZZ, GATE, HARNESS, CASES, REPORTS, HYPOTHESIS, JSONSCHEMA, *NEVER),
+    ("bench", "--list"): (FUZZ, GATE, HARNESS, CASES, REPORTS, HYPOTHESIS, JSONSCHEMA, *NEVER),
+    ("compare", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, HYPOTHESIS,
+                            JSONSCHEMA, *NEVER),
+    ("compare", "/nonexistent/report.json"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES,
+                                              HYPOTHESIS, JSONSCHEMA, *NEVER),
+    ("fuzz", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
+                         JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
+}
+
+
+def imported(argv: tuple[str, ...], main_module: str = "persyk_conformance.cli") -> list[str]:
+    """Every module name in sys.modules after ``main_module.main(argv)`` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, main_module, json.dumps(list(argv))],
+        capture_output=True, text=True, timeout=60, cwd=TESTS, check=True,
+    )
+    names: list[str] = json.loads(done.stdout)
+    return names
+
+
+def forbidden(names: list[str], pins: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names for pin in pins if n == pin or n.startswith(pin + "."))
+
+
+def test_the_pins_name_every_command_of_the_table() -> None:
+    from persyk_conformance.cli._commands import COMMANDS
+
+    pinned = {argv[0] for argv in PINS if not argv[0].startswith("-")}
+    assert pinned == {command.name for command in COMMANDS}
+
+
+@pytest.mark.parametrize("argv", list(PINS), ids=" ".join)
+def test_command_imports_nothing_it_must_not(argv: tuple[str, ...]) -> None:
+    names = imported(argv)
+    assert "persyk_conformance.cli" in names  # the probe ran the command line
+    assert forbidden(names, PINS[argv]) == []
+
+
+def test_help_imports_no_command_module() -> None:
+    names = imported(("--help",))
+    loaded = sorted(n for n in names if n.startswith("persyk_conformance.cli."))
+    assert loaded == ["persyk_conformance.cli._commands", "persyk_conformance.cli._status"]
+
+
+def test_the_pin_check_catches_a_command_line_importing_every_command_up_front() -> None:
+    # The broken fake: every command's module imported before the command is known.
+    names = imported(("--help",), main_module="fakes.eager_cli")
+    caught = forbidden(names, PINS[("--help",)])
+    assert {BENCH, GATE, HARNESS, JSONSCHEMA, JSONSCHEMA_RS} <= set(caught)
