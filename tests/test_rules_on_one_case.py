@@ -34,8 +34,8 @@ def _manifests() -> list[dict[str, Any]]:
 
 
 def test_no_append_or_recover_must_rule_rests_on_one_case() -> None:
-    resting = [one.describe() for one in rules_resting_on_one_case(harness_rules=HARNESS)
-               if one.phase in SECOND_CASE_PHASES]
+    resting = [one.describe() for one in rules_resting_on_one_case(
+        ROOT / "fixtures" / "v1", harness_rules=HARNESS) if one.phase in SECOND_CASE_PHASES]
     assert resting == []
 
 

@@ -26,10 +26,16 @@ def _section(text: str, start: str, end: str) -> str:
 
 def recovery_examples(spec: str) -> list[tuple[bytes, str]]:
     """The decision's table: each tail (``\\r`` spelt as in the text) and its outcome."""
-    table = _section(spec, "| tail (unterminated last line) | outcome |", "\n\n")
+    heading = "| tail (unterminated last line) | outcome |"
+    if heading not in spec:
+        return []
+    table = _section(spec, heading, "\n\n")
     rows = re.findall(r"^\| `(.+)` \| `([a-zA-Z_-]+)` \|$", table, re.MULTILINE)
-    assert len(rows) >= 6, "the recovery decision lost its table of tails"
     return [(tail.replace("\\r", "\r").encode(), outcome) for tail, outcome in rows]
+
+
+def test_the_recovery_decision_has_its_table_of_tails() -> None:
+    assert len(recovery_examples(SPEC)) >= 6
 
 
 def outcome_of(tail: bytes, workdir: Path) -> str:
