@@ -403,7 +403,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_check_fixtures(args: argparse.Namespace) -> int:
     """The sanity check, then every case in-process against the reference: both must be clean."""
     from ..cases._sanity import check_fixtures, rules_resting_on_one_case
-    from ..harness._write import WRITE_HARNESS_CHECKS
 
     spec = args.spec.read_text("utf-8") if args.spec is not None else None
     # Issue 30: a harness check is evidence for its rules beside the cases.
