@@ -6,6 +6,8 @@ not and prints, for every phase, the MUST rules that still rest on one case
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,9 @@ from persyk_conformance.cases._sanity import (
     rules_on_one_case,
     rules_resting_on_one_case,
 )
+from persyk_conformance.cli import RunConfig, execute
 from persyk_conformance.harness._write import WRITE_HARNESS_CHECKS
+from persyk_conformance.run._outcomes import Outcome
 from persyk_contract import Rule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,3 +83,32 @@ def test_rules_on_one_case_counts_must_cases_and_harness_checks(
     expected: list[OneCase],
 ) -> None:
     assert rules_on_one_case(manifests, RULES, harness) == expected
+
+
+# --- each second case fails the mistake it exists for (tests/fakes/second_case_mistakes.py) ---
+
+MISTAKES = [
+    ("recover-clears-recovery", "S-962"), ("recover-missing-is-none", "S-963"),
+    ("recover-rewrites-crlf", "S-964"), ("quotes-tail", "S-965"), ("all-or-nothing", "S-966"),
+    ("remove-creates", "S-968"), ("lock-elsewhere", "S-969"), ("quotes-record", "S-970"),
+    ("rewrites-header", "S-971"), ("drops-block-members", "S-972"),
+]
+FAKE = shlex.join([sys.executable, str(ROOT / "tests" / "fakes" / "second_case_mistakes.py")])
+
+
+@pytest.mark.parametrize(("mistake", "case_id"), MISTAKES, ids=[m for m, _ in MISTAKES])
+def test_the_second_case_fails_the_mistake_it_exists_for(
+    mistake: str, case_id: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_MISTAKE", mistake)
+    (result,) = execute(RunConfig(impl=FAKE, only=(case_id,), harness=False)).results
+    assert result.outcome is Outcome.FAIL, result.describe()
+
+
+def test_the_mistake_fake_without_a_mistake_passes_every_second_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_MISTAKE", "")
+    record = execute(RunConfig(impl=FAKE, only=("S-96*", "S-97*"), harness=False))
+    assert len(record.results) == 13
+    assert all(result.outcome is Outcome.PASS for result in record.results)
