@@ -9,11 +9,13 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import persyk_contract
 import pytest
 from persyk_conformance import check_fixtures
+from persyk_conformance import cli as cli_module
 from persyk_conformance.cases._sanity import (
     SECOND_CASE_PHASES,
     OneCase,
@@ -112,3 +114,17 @@ def test_the_mistake_fake_without_a_mistake_passes_every_second_case(
     record = execute(RunConfig(impl=FAKE, only=("S-96*", "S-97*"), harness=False))
     assert len(record.results) == 13
     assert all(result.outcome is Outcome.PASS for result in record.results)
+
+
+def test_check_fixtures_prints_the_rules_on_one_case(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The in-process run of every case is not what this test is about: it answers no case.
+    monkeypatch.setattr(cli_module, "execute", lambda config: SimpleNamespace(results=[]))
+    assert cli_module.main(["check-fixtures"]) == 0
+    out = capsys.readouterr().out
+    expected = rules_resting_on_one_case(harness_rules=HARNESS)
+    assert expected, "every MUST rule has two cases: this test would check nothing"
+    lines = [line for line in out.splitlines() if line.startswith("one case: ")]
+    assert lines == [f"one case: {one.describe()}" for one in expected]
+    assert f"{len(expected)} MUST rule(s) rest on one case" in out
