@@ -9,12 +9,19 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from persyk_conformance import cli
 from persyk_conformance.cases._load import load_cases
 from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, execute
+from persyk_conformance.fuzz import _differential
+from persyk_conformance.fuzz._choices import (
+    differs_only_in_an_unstated_order,
+    faults_of_refused_record,
+)
 from persyk_conformance.fuzz._differential import FuzzConfig, fuzz
 
 FAKES = Path(__file__).resolve().parent / "fakes"
@@ -106,3 +113,84 @@ def test_fuzz_counts_an_adapter_failure_as_a_disagreement(
                              timeout=5))
     assert report.finding is not None
     assert answer in report.finding.implementation[report.finding.step].reply
+
+
+# --- choices no rule makes (issue 30; docs/spec.md, the order of refusals within one record) ---
+
+FIELDS_FIRST = shlex.join([sys.executable, str(FAKES / "checks_fields_before_ids.py")])
+LEAF_AS_PARENT = shlex.join([sys.executable, str(FAKES / "remove_leaf_as_parent.py")])
+APPENDS = FuzzConfig(impl=FIELDS_FIRST, examples=60, seed=1, ops=("append",), time_budget=120)
+
+
+def test_fuzz_reports_nothing_against_an_order_of_refusals_no_rule_fixes() -> None:
+    report = fuzz(APPENDS)
+    assert report.finding is None
+    assert report.examples == 60
+    assert report.unstated_choices > 0  # the two orders did meet, and were let be
+
+
+def test_without_the_order_judge_the_same_run_reports_the_unstated_choice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_differential, "_order_judge", lambda *args: None)
+    report = fuzz(APPENDS)
+    assert report.finding is not None
+    assert any("/error/code" in problem for problem in report.finding.mismatches)
+
+
+def test_fuzz_still_reports_a_removal_leaf_answered_as_a_missing_parent() -> None:
+    # APP-18 rev. 3 states LEAF_NOT_FOUND: a stated choice is compared.
+    report = fuzz(FuzzConfig(impl=LEAF_AS_PARENT, examples=60, seed=1, ops=("remove",),
+                             time_budget=120))
+    assert report.finding is not None
+    assert report.finding.mismatches == (
+        '/error/code: expected "LEAF_NOT_FOUND", got "PARENT_NOT_FOUND"',)
+
+
+def _validate_as(code: str | None) -> Callable[[bytes], dict[str, Any]]:
+    def validate(data: bytes) -> dict[str, Any]:
+        return {"valid": code is None, "errors": [] if code is None else [{"code": code}]}
+    return validate
+
+
+HEADER_LINE = b'{"type":"session","version":1,"id":"s","timestamp":"2026-01-01T00:00:00Z"}\n'
+M1 = {"type": "custom", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:00Z",
+      "customType": "t", "data": 1}
+TAKEN_HEADER = {"type": "session", "version": 1, "id": "m1", "timestamp": "2026-01-01T00:00:00Z"}
+REFUSED = {"error": {"code": "APPEND_ID_CONFLICT", "line": 3}, "committed": [],
+           "alreadyPresent": []}
+
+
+@pytest.mark.parametrize(("read_code", "faults"), [
+    ("HEADER_REPEATED", {"APPEND_ID_CONFLICT", "HEADER_REPEATED"}),
+    (None, {"APPEND_ID_CONFLICT"}),
+], ids=["taken-id-and-repeated-header", "taken-id-alone"])
+def test_faults_of_a_refused_record_are_the_taken_id_and_its_read_fault(
+    read_code: str | None, faults: set[str],
+) -> None:
+    steps = [("append", {"records": [M1]}), ("append", {"records": [TAKEN_HEADER]})]
+    results = [{"committed": ["m1"], "alreadyPresent": [], "leaf": "m1"}, REFUSED]
+    found = faults_of_refused_record(HEADER_LINE, steps, results, _validate_as(read_code))
+    assert found == faults
+
+
+@pytest.mark.parametrize(("theirs", "faults", "unstated"), [
+    ("HEADER_REPEATED", {"APPEND_ID_CONFLICT", "HEADER_REPEATED"}, True),
+    ("HEADER_REPEATED", {"HEADER_REPEATED"}, False),
+    ("PARENT_NOT_FOUND", {"APPEND_ID_CONFLICT", "HEADER_REPEATED"}, False),
+], ids=["two-of-several-faults", "one-fault-only", "a-code-the-record-lacks"])
+def test_only_two_codes_among_several_faults_are_an_unstated_choice(
+    theirs: str, faults: set[str], unstated: bool,
+) -> None:
+    mine = {"error": {"code": "APPEND_ID_CONFLICT", "line": 3}, "committed": [],
+            "alreadyPresent": []}
+    pattern = {**mine, "error": {"code": theirs, "line": 3}}
+    assert differs_only_in_an_unstated_order(mine, pattern, lambda: frozenset(faults)) is unstated
+
+
+def test_a_different_line_is_never_an_unstated_choice() -> None:
+    mine = {"error": {"code": "APPEND_ID_CONFLICT", "line": 3}, "committed": [],
+            "alreadyPresent": []}
+    pattern = {**mine, "error": {"code": "HEADER_REPEATED", "line": 4}}
+    both = frozenset({"APPEND_ID_CONFLICT", "HEADER_REPEATED"})
+    assert not differs_only_in_an_unstated_order(mine, pattern, lambda: both)

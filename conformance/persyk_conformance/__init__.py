@@ -22,9 +22,11 @@ def check_fixtures(
     catalog: Sequence[CatalogCode] | None = None,
     rule_phases: Iterable[str] | None = None,
     code_phases: Iterable[str] | None = None,
+    second_case_phases: Iterable[str] | None = None,
 ) -> list[str]:
     """Every problem of the fixture tree at ``root`` (default: the installed cases); an empty
-    list means the cases are sane. See docs/fixtures.md, "Invariants and guarantees"."""
+    list means the cases are sane. See docs/fixtures.md, "Invariants and guarantees".
+    ``second_case_phases``: phases whose MUST rules may not rest on one case (issue 30)."""
     # Imported here so that loading the runner (or its pytest plugin) does not load the check.
     from .cases import _sanity
 
@@ -35,6 +37,8 @@ def check_fixtures(
         catalog=catalog,
         rule_phases=_sanity.RULE_PHASES if rule_phases is None else rule_phases,
         code_phases=_sanity.CODE_PHASES if code_phases is None else code_phases,
+        second_case_phases=(_sanity.SECOND_CASE_PHASES if second_case_phases is None
+                            else second_case_phases),
     )
 
 

@@ -103,14 +103,28 @@ class RuleText:
 
 @dataclass(frozen=True, slots=True)
 class CatalogCode:
-    """One code of the closed error catalog: the code, the phase in which it bites, its meaning."""
+    """One code of the closed error catalog: the code, the phase in which it bites, its meaning
+    and, where the catalog has the column (v1 since contract 1.14.0), the members beside
+    ``code`` and ``message`` that a diagnostic of this code may carry (``line``, ``pointer``...):
+    a case may expect only those (tests/test_contract_members.py)."""
 
     code: str
     phase: str
     meaning: str
+    members: tuple[str, ...] | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {"code": self.code, "phase": self.phase, "meaning": self.meaning}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "phase": self.phase}
+        if self.members is not None:
+            out["members"] = list(self.members)
+        out["meaning"] = self.meaning
+        return out
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> CatalogCode:
+        members = row.get("members")
+        return cls(row["code"], row["phase"], row["meaning"],
+                   None if members is None else tuple(members))
 
 
 # --- schemas ----------------------------------------------------------------------------------
@@ -187,7 +201,7 @@ def rule_texts() -> Mapping[str, RuleText]:
 @cache
 def error_catalog() -> tuple[CatalogCode, ...]:
     """The closed error catalog of docs/spec.md, in catalog order (``errors.json``)."""
-    return tuple(CatalogCode(**row) for row in _data("errors.json")["codes"])
+    return tuple(CatalogCode.from_json(row) for row in _data("errors.json")["codes"])
 
 
 def phase_of_code() -> dict[str, str]:
@@ -235,7 +249,7 @@ def profile_catalog(profile: str) -> tuple[CatalogCode, ...]:
     """The error catalog of a format profile."""
     if profile == "v1":
         return error_catalog()
-    return tuple(CatalogCode(**row) for row in _data(f"{profile}.errors.json")["codes"])
+    return tuple(CatalogCode.from_json(row) for row in _data(f"{profile}.errors.json")["codes"])
 
 
 @cache
@@ -261,10 +275,15 @@ _RULE_ROW = re.compile(
 )
 _CONTRACT_VERSION = re.compile(r"^Contract version: \*\*(?P<v>[0-9]+\.[0-9]+\.[0-9]+)\*\*", re.M)
 # A row of the spec's "Error catalog" table: | `CODE` | phase | meaning |
+# A catalog row: `| code | phase | meaning |`, or with the members column of v1 (since contract
+# 1.14.0) `| code | phase | members | meaning |`, the members spelt `line`, `pointer` or "—".
 _CATALOG_ROW = re.compile(
-    r"^\|\s*`(?P<code>[A-Z][A-Z0-9_]+)`\s*\|\s*(?P<phase>[a-z-]+)\s*\|\s*(?P<meaning>.*?)\s*\|\s*$",
+    r"^\|\s*`(?P<code>[A-Z][A-Z0-9_]+)`\s*\|\s*(?P<phase>[a-z-]+)\s*\|"
+    r"(?:\s*(?P<members>—|`[a-zA-Z]+`(?:,\s*`[a-zA-Z]+`)*)\s*\|)?"
+    r"\s*(?P<meaning>.*?)\s*\|\s*$",
     re.MULTILINE,
 )
+_MEMBER = re.compile(r"`([a-zA-Z]+)`")
 _CATALOG_HEADING = "## Error catalog"
 
 
@@ -311,5 +330,7 @@ def catalog_from_spec(spec_text: str) -> list[CatalogCode]:
     end = spec_text.find("\n## ", start + len(_CATALOG_HEADING))
     section = spec_text[start : end if end >= 0 else len(spec_text)]
     return [
-        CatalogCode(m["code"], m["phase"], m["meaning"]) for m in _CATALOG_ROW.finditer(section)
+        CatalogCode(m["code"], m["phase"], m["meaning"],
+                    None if m["members"] is None else tuple(_MEMBER.findall(m["members"])))
+        for m in _CATALOG_ROW.finditer(section)
     ]

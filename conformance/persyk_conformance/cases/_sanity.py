@@ -15,6 +15,9 @@ It checks, and reports every failure as one line:
   search) is named by at least one case;
 * every error code whose phase is covered (read, append, recover, search, usage) is expected by
   at least one case (a search diagnostic and its ``cause`` count);
+* every MUST rule of the append and recover phases has two cases of level MUST, or a harness
+  check and one (issue 30); ``rules_on_one_case`` lists, for every phase, the MUST rules that
+  still rest on one case, and ``check-fixtures`` prints them;
 * every schema file is a valid JSON Schema 2020-12;
 * every record of every golden case is valid against ``schemas/v1`` (independently of the
   reference implementation).
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from typing import Any
 
@@ -39,9 +43,13 @@ __all__ = [
     "CODE_PHASES",
     "RULE_PHASES",
     "RULE_SECTIONS_OF_PHASE",
+    "SECOND_CASE_PHASES",
     "UNEXERCISABLE_RULES",
+    "OneCase",
     "check_fixtures",
     "required_codes",
+    "rules_on_one_case",
+    "rules_resting_on_one_case",
 ]
 
 # Rules of these phases must each be exercised by a case (capture: see below).
@@ -73,8 +81,6 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "CAP-17": "the default write root is a setting of roots and search: cases come with the "
     "search capability (issue 12)",
     "CAP-18": "that storing a block implies no execution is not observable in a result",
-    "RCV-18": "restartability shows only when an implementation is killed in the middle of a "
-    "recovery: the write-harness check H-104 kills it at every file-changing system call",
     "SRCH-22": "how an implementation finds the Documents folder on its own platform: no case "
     "may depend on the machine's home, so every case names the folder (SRCH-21); the "
     "reference's own tests check its lookup for Linux, macOS and Windows",
@@ -82,6 +88,55 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "a result; APP-2 and APP-3 cases check exclusive creation and the durable header, and the "
     "reference's own tests check the link-based publish",
 }
+
+
+# Issue 30: a MUST rule of these phases needs two independent pieces of evidence, two cases of
+# level MUST or a harness check and one, so that no implementation passes it by accident of one
+# case. Rules of other phases that rest on one case are reported, not refused (yet).
+SECOND_CASE_PHASES: frozenset[str] = frozenset({"append", "recover"})
+
+
+@dataclass(frozen=True, slots=True)
+class OneCase:
+    """A MUST rule with a single piece of evidence: its one MUST case, or its harness check."""
+
+    rule: str
+    phase: str
+    evidence: str
+
+    def describe(self) -> str:
+        return f"{self.rule} ({self.phase}) rests on one case: {self.evidence}"
+
+
+def rules_on_one_case(
+    manifests: Sequence[Mapping[str, Any]],
+    rules: Sequence[Rule],
+    harness_rules: Mapping[str, Sequence[str]] | None = None,
+) -> list[OneCase]:
+    """The MUST rules (of every phase) that exactly one MUST case or harness check names;
+    ``harness_rules`` maps each harness check to its rules (the runner's, H-101..)."""
+    evidence: dict[str, list[str]] = {}
+    for manifest in manifests:
+        if manifest.get("level") == "MUST":
+            for rule_id in manifest.get("rules", ()):
+                evidence.setdefault(rule_id, []).append(str(manifest.get("id")))
+    for check, named in sorted((harness_rules or {}).items()):
+        for rule_id in named:
+            evidence.setdefault(rule_id, []).append(check)
+    return [OneCase(rule.id, rule.phase, evidence[rule.id][0]) for rule in rules
+            if rule.level == "MUST" and len(evidence.get(rule.id, ())) == 1]
+
+
+def rules_resting_on_one_case(
+    root: Traversable | None = None,
+    *,
+    rules: Sequence[Rule] | None = None,
+    harness_rules: Mapping[str, Sequence[str]] | None = None,
+) -> list[OneCase]:
+    """``rules_on_one_case`` over the cases under ``root`` (default: the installed fixtures)."""
+    manifests = _manifests(default_root() if root is None else root, [])
+    return rules_on_one_case([manifest for _, manifest in manifests],
+                             persyk_contract.rules() if rules is None else rules, harness_rules)
 
 
 def required_codes(
@@ -101,11 +156,15 @@ def check_fixtures(
     catalog: Sequence[CatalogCode] | None = None,
     rule_phases: Iterable[str] = RULE_PHASES,
     code_phases: Iterable[str] = CODE_PHASES,
+    harness_rules: Mapping[str, Sequence[str]] | None = None,
+    second_case_phases: Iterable[str] = SECOND_CASE_PHASES,
 ) -> list[str]:
     """Every problem found in the fixtures (an empty list means they are sane).
 
     ``rules`` and ``catalog`` default to the installed contract's; ``spec_text``, when given,
-    must yield exactly those (the generated files are current)."""
+    must yield exactly those (the generated files are current). ``harness_rules`` (check id:
+    rules) counts as evidence for the rules of ``second_case_phases``, which must not rest on
+    one case."""
     base = default_root() if root is None else root
     rules = persyk_contract.rules() if rules is None else rules
     catalog = persyk_contract.error_catalog() if catalog is None else catalog
@@ -128,6 +187,11 @@ def check_fixtures(
     problems.extend(_rule_problems(manifests, rules, set(rule_phases)))
     problems.extend(_code_problems(manifests, catalog, set(code_phases)))
     problems.extend(_level_problems(manifests, rules))
+    phases = set(second_case_phases)
+    problems.extend(
+        f"rule {one.describe()}: add a second case (or a harness check)"
+        for one in rules_on_one_case([m for _, m in manifests], rules, harness_rules)
+        if one.phase in phases)
     problems.extend(_schema_problems())
     problems.extend(_golden_record_problems(base, manifests))
     return problems

@@ -87,31 +87,44 @@ def cmd_show(args: argparse.Namespace) -> Verdict:
 
 
 def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
-    """The sanity check, then every case in-process against the reference: both must be clean."""
-    from ..cases._sanity import check_fixtures
+    """The sanity check, then every case in-process against the reference: both must be clean.
+    The harness checks that need adapter processes of their own cannot run in-process; they are
+    named, not counted against the fixtures (``run`` runs them through the adapter)."""
+    from ..cases._sanity import check_fixtures, rules_resting_on_one_case
+    from ..harness._write import WRITE_HARNESS_CHECKS
     from ..run._outcomes import Outcome
     from ._run import RunConfig, execute
 
     spec = args.spec.read_text("utf-8") if args.spec is not None else None
+    # Issue 30: a harness check is evidence for its rules beside the cases.
+    harness = {check.id: check.rules for check in WRITE_HARNESS_CHECKS}
+    on_one_case = []
     if args.profile != "v1":
         from ..cases._sanity_profile import check_profile_fixtures
 
         problems = check_profile_fixtures(profile_named(args.profile), args.fixtures,
                                           spec_text=spec)
-    elif args.fixtures:
-        problems = check_fixtures(args.fixtures, spec_text=spec)
     else:
-        problems = check_fixtures(spec_text=spec)
+        problems = check_fixtures(args.fixtures, spec_text=spec, harness_rules=harness)
+        on_one_case = rules_resting_on_one_case(args.fixtures, harness_rules=harness)
     for problem in problems:
         print(f"fixtures: {problem}")
+    for one in on_one_case:
+        print(f"one case: {one.describe()}")
     record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
-    not_passing = [r for r in record.results if r.outcome is not Outcome.PASS]
+    needs_process = [r for r in record.results
+                     if r.kind == "harness" and r.outcome is Outcome.UNSUPPORTED]
+    not_passing = [r for r in record.results
+                   if r.outcome is not Outcome.PASS and r not in needs_process]
     for result in not_passing:
         print(f"reference: {result.id} {result.outcome}: {result.describe()}")
-    total = len(record.results)
+    if needs_process:
+        print(f"check-fixtures: not run in-process (each needs adapter processes; `run` runs "
+              f"them): {', '.join(r.id for r in needs_process)}")
+    total = len(record.results) - len(needs_process)
     print(
-        f"check-fixtures: {len(problems)} fixture problem(s); the reference passes "
-        f"{total - len(not_passing)} of {total} case(s)"
+        f"check-fixtures: {len(problems)} fixture problem(s); {len(on_one_case)} MUST rule(s) "
+        f"rest on one case; the reference passes {total - len(not_passing)} of {total} case(s)"
     )
     return Verdict.found_if(bool(problems or not_passing))
 

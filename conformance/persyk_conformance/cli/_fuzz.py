@@ -107,6 +107,8 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
     print(f"fuzz: seed {seed}; {report.examples} example(s) in {report.seconds:.1f} s "
           f"({origins}); {report.compared_steps} step(s) compared, "
           f"{report.unsupported_steps} unsupported; ops {','.join(report.ops)}"
+          + (f"; {report.unstated_choices} refusal(s) differed only in an order no rule fixes"
+             if report.unstated_choices else "")
           + ("; the time budget ended the run" if report.out_of_time else ""))
     finding = report.finding
     if finding is None:

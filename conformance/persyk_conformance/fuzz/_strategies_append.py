@@ -2,7 +2,8 @@
 as a writer sends them (docs/protocol.md, ``append`` and ``remove``): batches that continue a
 leaf or start a branch, identical retries (APP-12), retries with other content (APP-13), batches
 that do not start at the caller's leaf (APP-16), batches refused part-way (APP-9, APP-14),
-batches at and over the size limit (APP-8), removals (APP-18).
+batches at and over the size limit (APP-8), removals (APP-18), from a leaf that names
+no entry too (APP-18 rev. 3).
 
 The generator models what each step would commit if it succeeded; it does not predict results
 (the reference does, when the fuzzer compares), so a later step may well reference a record
@@ -82,15 +83,21 @@ def _faulty_batch(draw: st.DrawFn, graph: EntryGraph) -> dict[str, Any]:
     records = _chain(draw, graph, graph.last, draw(st.integers(1, 4)))
     at = draw(st.integers(0, len(records) - 1))
     broken = dict(records[at])
-    fault = draw(st.sampled_from(["parent", "member", "type", "header"]))
+    fault = draw(st.sampled_from(["parent", "member", "type", "header", "taken-id"]))
     if fault == "parent":
         broken["parentId"] = graph.fresh_id(draw)  # TREE-1
     elif fault == "member":
         broken["unexpected"] = True  # ENV-3
     elif fault == "type":
         broken["type"] = "unknown_type"  # ENV-2
+    elif fault == "header":  # HDR-7, and APP-13 too when the id is taken
+        header_id = draw(st.sampled_from(["h", *graph.types]))
+        broken = {"type": "session", "version": 1, "id": header_id,
+                  "timestamp": broken["timestamp"]}
+    elif graph.types:  # APP-13 and ENV-3 at once: which code wins is no rule (docs/spec.md)
+        broken = {**broken, "id": draw(st.sampled_from(list(graph.types))), "unexpected": True}
     else:
-        broken = {"type": "session", "version": 1, "id": "h", "timestamp": broken["timestamp"]}
+        broken["unexpected"] = True
     records[at] = broken
     return {"records": records}
 
@@ -124,6 +131,10 @@ def _conflict(draw: st.DrawFn, earlier: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _remove(draw: st.DrawFn, graph: EntryGraph) -> dict[str, Any] | None:
+    if draw(st.integers(0, 4)) == 0:  # APP-18 rev. 3: a leaf that names no entry
+        target = draw(st.sampled_from([graph.fresh_id(draw), *graph.types]))
+        return {"targetId": target, "id": graph.fresh_id(draw), "timestamp": draw(timestamps),
+                "leaf": graph.fresh_id(draw)}
     leaf = _start(draw, graph)
     targets = [i for i in graph.chain(leaf) if graph.types[i] in REMOVABLE]
     if not targets:
