@@ -69,3 +69,16 @@ def test_the_fuzzer_marks_invisible_characters_as_show_does() -> None:
     assert "⟨U+FEFF⟩" in _brief({"text": "\ufeff\u200b"})
     assert "⟨U+200B⟩" in _brief({"text": "\ufeff\u200b"})
     assert mark_invisible("plain é") == "plain é"
+
+
+def test_a_closed_pipe_ends_the_runner_without_a_traceback() -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    runner = shlex.join([sys.executable, "-m", "persyk_conformance.cli", "list"])
+    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {runner} | head -1"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout.startswith("G-001")
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141  # 128 + SIGPIPE, as a C program killed by it says
