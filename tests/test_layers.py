@@ -19,7 +19,7 @@ LAYERS: Mapping[str, Mapping[str, int]] = {
     },
     "persyk_conformance": {
         "base": 0, "records": 0, "adapters": 1, "cases": 2, "run": 3, "harness": 4,
-        "reports": 5, "bench": 6, "fuzz": 6, "strategies": 7, "gate": 7, "cli": 8,
+        "reports": 5, "bench": 6, "fuzz": 6, "site": 7, "strategies": 7, "gate": 7, "cli": 8,
         "pytest_plugin": 8, "facade": 9,
     },
 }

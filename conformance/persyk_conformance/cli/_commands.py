@@ -54,4 +54,5 @@ COMMANDS: tuple[Command, ...] = (
             "._compare"),
     Command("fuzz", "compare an implementation with the reference on generated sessions",
             "._fuzz"),
+    Command("site", "a static site of run reports: badges, matrix, a page per case", "._site"),
 )
