@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.casetree import fake
+from persyk_conformance.cli import RunConfig, execute
 from persyk_session import (
     Code,
     ContractError,
@@ -167,3 +169,18 @@ def test_an_append_waits_for_a_capture_start_through_the_other_name(
     [(capture, _)] = started  # type: ignore[misc]
     finish_capture(capture, id="fin")
     assert entry_ids(first) == ["h1", "m0", "st", "fin"]
+
+
+CASES = ("S-957", "S-958", "S-959")
+
+
+def test_the_cases_pass_on_the_reference() -> None:
+    record = execute(RunConfig(only=CASES, harness=False))
+    assert {r.id: str(r.outcome) for r in record.results} == dict.fromkeys(CASES, "pass")
+
+
+def test_the_cases_catch_a_capture_without_the_file_lock() -> None:
+    record = execute(RunConfig(impl=fake("capture_without_file_lock"), only=CASES,
+                               harness=False))
+    assert {r.id: str(r.outcome) for r in record.results} == dict.fromkeys(CASES, "fail")
+    assert all(any("LOCK_UNAVAILABLE" in m for m in r.mismatches) for r in record.results)
