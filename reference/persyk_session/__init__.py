@@ -1,30 +1,42 @@
-"""Reference implementation of the Persyk session format v1 (see docs/spec.md)."""
+"""Reference implementation of the Persyk session format v1 (see docs/spec.md).
 
-from ._errors import Code, ContractError, Diagnostic, PersykError, UsageError
-from .read._context import (
-    History,
-    LeafSelector,
-    Omission,
-    ancestry,
-    effective_history,
-    select_leaf,
-    to_generic_context,
-    validate_for_target,
-)
-from .read._index import EntryMeta, IndexBuilder, SessionIndex
-from .read._paging import Page, read_page
-from .read._store import OpenSession, open_session, resolve_session_file
-from .write._append import (
-    AppendResult,
-    BatchItem,
-    append_records,
-    create_session,
-    items_from_jsonl,
-    items_from_objects,
-    read_records_file,
-    remove_entry,
-)
-from .write._recovery import RecoveryResult, recover
+The public names resolve on first use (PEP 562): ``import persyk_session`` imports nothing of
+the reader or the writer, so a command loads only what it runs (issue 29).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__ as __version__
+
+if TYPE_CHECKING:  # the names as mypy sees them
+    from ._errors import Code, ContractError, Diagnostic, PersykError, UsageError
+    from .read._context import (
+        History,
+        LeafSelector,
+        Omission,
+        ancestry,
+        effective_history,
+        select_leaf,
+        to_generic_context,
+        validate_for_target,
+    )
+    from .read._index import EntryMeta, IndexBuilder, SessionIndex
+    from .read._paging import Page, read_page
+    from .read._store import OpenSession, open_session, resolve_session_file
+    from .write._append import (
+        AppendResult,
+        BatchItem,
+        append_records,
+        create_session,
+        items_from_jsonl,
+        items_from_objects,
+        read_records_file,
+        remove_entry,
+    )
+    from .write._recovery import RecoveryResult, recover
 
 __all__ = [
     "AppendResult",
@@ -59,4 +71,32 @@ __all__ = [
     "to_generic_context",
     "validate_for_target",
 ]
-from ._version import __version__ as __version__
+
+# Each public name and the module that defines it.
+_HOME: dict[str, str] = {
+    **dict.fromkeys(("Code", "ContractError", "Diagnostic", "PersykError", "UsageError"),
+                    "._errors"),
+    **dict.fromkeys(("History", "LeafSelector", "Omission", "ancestry", "effective_history",
+                     "select_leaf", "to_generic_context", "validate_for_target"),
+                    ".read._context"),
+    **dict.fromkeys(("EntryMeta", "IndexBuilder", "SessionIndex"), ".read._index"),
+    **dict.fromkeys(("Page", "read_page"), ".read._paging"),
+    **dict.fromkeys(("OpenSession", "open_session", "resolve_session_file"), ".read._store"),
+    **dict.fromkeys(("AppendResult", "BatchItem", "append_records", "create_session",
+                     "items_from_jsonl", "items_from_objects", "read_records_file",
+                     "remove_entry"), ".write._append"),
+    **dict.fromkeys(("RecoveryResult", "recover"), ".write._recovery"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "__version__"])

@@ -17,7 +17,6 @@ import persyk_contract
 
 from ._errors import UsageError
 from ._version import __version__
-from .media._capture import abandon_captures
 from .operations import OPERATIONS, Operation
 from .read._mode import dumps_json, loads_json
 
@@ -96,6 +95,8 @@ def abandon() -> None:
     """What a killed adapter process leaves: every live capture's descriptor closed (the kernel
     frees its asset lock), nothing more written. The in-process fast path calls this where the
     runner kills a subprocess adapter's process group (harness condition ``crashAfter``)."""
+    from .media._capture import abandon_captures  # here: a run without captures never loads it
+
     abandon_captures()
 
 

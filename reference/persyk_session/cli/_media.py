@@ -1,12 +1,12 @@
 """The ``persyk-session`` commands of the assets and capture capabilities: ``capture``,
-``recover-recording``, ``asset verify|write`` and ``delete`` (registered in :mod:`.cli`).
+``recover-recording``, ``asset verify|write`` and ``delete`` (in the table of :mod:`.cli`).
 
 ``capture`` streams raw little-endian 16-bit PCM from standard input into a capture: the WAV and
 ``recording.started`` are durable before the first frame is read (CAP-1), the asset lock is held
 while it runs (CAP-19), and at the end of input -- or on SIGTERM -- the sizes are fixed, fsynced
 and ``recording.finished`` is appended (CAP-22). A killed capture leaves a WAV that
 ``recover-recording`` repairs (CAP-23..CAP-27). Exit status as everywhere: 0 done, 1 refused by
-the contract, 2 usage or I/O.
+the contract, 2 usage or I/O (:func:`persyk_session._exit.exit_status`).
 """
 
 from __future__ import annotations
@@ -21,23 +21,14 @@ from .._errors import Code, ContractError, UsageError
 from ..media._capture import finish_capture, start_capture, write_frames
 from ..operations import op_asset_verify, op_asset_write, op_delete_session, op_recover_recording
 from ..read._context import LeafSelector
-from ..read._mode import dumps_json
+from ._shared import report
 
-__all__ = ["CAPTURE_COMMANDS"]
+__all__ = [
+    "args_asset", "args_capture", "args_delete", "args_recover_recording", "cmd_asset",
+    "cmd_capture", "cmd_delete", "cmd_recover_recording",
+]
 
 _READ_SIZE = 1 << 16
-
-
-def _print(result: dict[str, Any], as_json: bool, summary: str) -> int:
-    if as_json:
-        sys.stdout.write(dumps_json(result, indent=True).decode("utf-8") + "\n")
-    elif "error" in result:
-        print(result["error"]["message"], file=sys.stderr)
-    else:
-        print(summary)
-    if "error" not in result:
-        return 0
-    return 2 if result["error"].get("code") == Code.IO_FAILED else 1
 
 
 # --- capture -----------------------------------------------------------------------------------
@@ -63,7 +54,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         capture, _started = start_capture(args.path, args.recording, leaf=leaf, rate=args.rate,
                                           channels=args.channels)
     except ContractError as error:
-        return _print({"error": error.diagnostics[0].to_json()}, True, "")
+        return report({"error": error.diagnostics[0].to_json()}, True, "")
     waiting = [False]
 
     def on_term(signum: int, frame: object) -> None:
@@ -92,10 +83,10 @@ def cmd_capture(args: argparse.Namespace) -> int:
     try:
         result = finish_capture(capture)
     except ContractError as error:
-        return _print({"error": error.diagnostics[0].to_json()}, True, "")
+        return report({"error": error.diagnostics[0].to_json()}, True, "")
     if failed is not None:
         result = {**result, **failed}
-    return _print(result, True, "")
+    return report(result, True, "")
 
 
 # --- recover-recording, asset, delete ----------------------------------------------------------
@@ -110,7 +101,7 @@ def args_recover_recording(parser: argparse.ArgumentParser) -> None:
 def cmd_recover_recording(args: argparse.Namespace) -> int:
     result = op_recover_recording({"session": args.path, "recordingId": args.recording})
     summary = f"{result.get('action')}: {result.get('frames')} frame(s) kept"
-    return _print(result, args.json, summary)
+    return report(result, args.json, summary)
 
 
 def args_asset(parser: argparse.ArgumentParser) -> None:
@@ -131,7 +122,7 @@ def cmd_asset(args: argparse.Namespace) -> int:
 
         data = base64.b64encode(sys.stdin.buffer.read()).decode("ascii")
         result = op_asset_write({"session": args.path, "data": data, "mimeType": args.mime_type})
-        return _print(result, args.json, result.get("asset", {}).get("path", ""))
+        return report(result, args.json, result.get("asset", {}).get("path", ""))
     if args.asset is None:
         raise UsageError(Code.USAGE, "asset verify needs --path assets/NAME")
     op_args: dict[str, Any] = {"session": args.path, "path": args.asset}
@@ -143,7 +134,7 @@ def cmd_asset(args: argparse.Namespace) -> int:
             raise UsageError(Code.USAGE, "--range must be START:END (decimal byte offsets)")
         op_args["byteRange"] = {"start": int(start), "end": int(end)}
     result = op_asset_verify(op_args)
-    return _print(result, args.json, f"{result.get('size')} bytes, sha256 {result.get('sha256')}")
+    return report(result, args.json, f"{result.get('size')} bytes, sha256 {result.get('sha256')}")
 
 
 def args_delete(parser: argparse.ArgumentParser) -> None:
@@ -154,13 +145,4 @@ def args_delete(parser: argparse.ArgumentParser) -> None:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     result = op_delete_session({"session": args.path, "confirm": bool(args.confirm)})
-    return _print(result, args.json, str(result.get("action")))
-
-
-CAPTURE_COMMANDS = (
-    ("capture", "capture raw 16-bit PCM from stdin into a recording", args_capture, cmd_capture),
-    ("recover-recording", "repair an interrupted recording's WAV", args_recover_recording,
-     cmd_recover_recording),
-    ("asset", "verify an asset, or write a protocol asset", args_asset, cmd_asset),
-    ("delete", "delete a whole session (with --confirm)", args_delete, cmd_delete),
-)
+    return report(result, args.json, str(result.get("action")))

@@ -2,9 +2,10 @@
 
 Each builds the operation's arguments from the command line and calls the operation, as every
 other command does (:mod:`persyk_session.cli`). ``--config FILE`` is read here: the operations
-take the settings object (SRCH-20). Exit status: 0 when the operation ran (diagnostics about
-roots and sessions included), 1 for SETTINGS_INVALID, SEARCH_CURSOR_INVALID and RESULT_STALE,
-2 for usage errors and an unreadable ``--config`` or result file.
+take the settings object (SRCH-20). Exit status as everywhere (``_exit.exit_status``): 0 when
+the operation ran (diagnostics about roots and sessions included), 1 for SETTINGS_INVALID,
+SEARCH_CURSOR_INVALID and RESULT_STALE, 2 for usage and I/O errors (an unreadable ``--config``
+or result file).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from typing import Any
 
 from .._errors import Code, UsageError
 from ..operations import op_discover, op_open_result, op_search
-from ..read._records import dumps_json
+from ._shared import exit_status, print_json
 
 __all__ = [
-    "add_discover_arguments",
-    "add_open_result_arguments",
-    "add_search_arguments",
+    "args_discover",
+    "args_open_result",
+    "args_search",
     "cmd_discover",
     "cmd_open_result",
     "cmd_search",
@@ -29,8 +30,8 @@ __all__ = [
 
 
 def _print(result: dict[str, Any]) -> int:
-    sys.stdout.write(dumps_json(result, indent=True).decode("utf-8") + "\n")
-    return 1 if "error" in result else 0
+    print_json(result)
+    return exit_status(result)
 
 
 def _add_roots(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +81,7 @@ def _diagnostics(result: dict[str, Any]) -> None:
               file=sys.stderr)
 
 
-def add_discover_arguments(parser: argparse.ArgumentParser) -> None:
+def args_discover(parser: argparse.ArgumentParser) -> None:
     _add_roots(parser)
 
 
@@ -92,10 +93,10 @@ def cmd_discover(args: argparse.Namespace) -> int:
         print(f"{s['created']}  {s['sessionId']}  {s['location']}"
               + ("  (duplicate id)" if s["duplicates"] else ""))
     _diagnostics(result)
-    return 0
+    return exit_status(result)
 
 
-def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+def args_search(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="literal text, case-insensitive (SRCH-29, SRCH-30)")
     _add_roots(parser)
     parser.add_argument("--limit", type=int, metavar="N", help="results per page (1 to 100)")
@@ -116,10 +117,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     if result["nextCursor"]:
         print(f"more: --cursor {result['nextCursor']}")
     _diagnostics(result)
-    return 0
+    return exit_status(result)
 
 
-def add_open_result_arguments(parser: argparse.ArgumentParser) -> None:
+def args_open_result(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("result", metavar="RESULT_JSON",
                         help="a result object as search printed it: JSON text, a file, or -")
     parser.add_argument("--json", action="store_true", help="print JSON (the only output form)")

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema_rs
 from persyk_contract import schema
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 __all__ = ["RECOVERY_TYPES", "load_dsh_schema", "recovery_data_ok"]
 
@@ -27,6 +29,8 @@ def load_dsh_schema(name: str) -> dict[str, Any]:
 
 @cache
 def _validators() -> Mapping[str, jsonschema_rs.Validator]:
+    import jsonschema_rs  # here: only recovery's data checks need it (issue 29)
+
     events = load_dsh_schema("events.json")
     return {
         t: jsonschema_rs.Draft202012Validator({**events, "$ref": "#/$defs/" + t.replace("/", "~1")})

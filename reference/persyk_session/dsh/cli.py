@@ -1,7 +1,8 @@
 """``persyk-session dsh create|append|load|list --root DIR``: a thin shell over the operations.
 
-Exit status: 0 success, 1 a refusal of the contract (a corrupt log, a refused batch), 2 a usage
-or I/O problem (``DSH_USAGE``, ``DSH_IO``). Without ``--json`` a one-line summary is printed;
+Exit status as for every reference command (``persyk_session._exit.exit_status``): 0 success,
+1 a refusal of the contract (a corrupt log, a refused batch), 2 a usage or I/O problem
+(``DSH_USAGE``, ``DSH_IO``). Without ``--json`` a one-line summary is printed;
 a refusal prints only the diagnostic's fixed message.
 """
 
@@ -11,13 +12,10 @@ import argparse
 import sys
 from typing import Any
 
-from ._errors import DshCode
+from .._exit import exit_status
 from .operations import dumps, op_append, op_create, op_list, op_load, read_events
 
 __all__ = ["add_dsh_arguments", "cmd_dsh"]
-
-_USAGE_CODES = frozenset({str(DshCode.USAGE), str(DshCode.IO)})
-
 
 def add_dsh_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="dsh_command", required=True, metavar="OP")
@@ -100,7 +98,4 @@ def cmd_dsh(args: argparse.Namespace) -> int:
         print(result["error"]["message"], file=sys.stderr)
     else:
         print(_summary(command, result))
-    error = result.get("error")
-    if error is None:
-        return 0
-    return 2 if error["code"] in _USAGE_CODES else 1
+    return exit_status(result)

@@ -8,10 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import Code, UsageError
+from .._errors import Code, Diagnostic, UsageError
 from ..read._context import LeafSelector
 
-__all__ = ["leaf_selector", "path_arg", "session_arg", "string_arg"]
+__all__ = [
+    "error_result", "leaf_selector", "lock_timeout_arg", "path_arg", "session_arg", "string_arg",
+]
+
+
+def error_result(diagnostic: Diagnostic) -> dict[str, Any]:
+    """A domain failure as a result (docs/protocol.md): ``{"error": diagnostic}``."""
+    return {"error": diagnostic.to_json()}
+
+
+def lock_timeout_arg(args: dict[str, Any]) -> float | None:
+    """APP-6: the caller may bound the wait for the locks; absent = our own bound."""
+    value = args.get("lockTimeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(Code.USAGE, "the argument 'lockTimeout' must be a non-negative number")
+    from ..write._lock import check_lock_timeout  # here: the read operations take no lock
+
+    return check_lock_timeout(value, "the argument 'lockTimeout'")
 
 
 def string_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:

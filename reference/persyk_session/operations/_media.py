@@ -1,6 +1,6 @@
 """The protocol operations of the ``assets`` and ``capture`` capabilities (docs/protocol.md).
 
-Re-exported by :mod:`persyk_session.operations`, the one operations surface. Each returns the
+Resolved through :mod:`persyk_session.operations`, the one operations surface. Each returns the
 JSON result object; a domain failure is ``{"error": diagnostic}``; a :class:`UsageError`
 propagates (the adapter turns it into a result with its catalog code).
 """
@@ -23,7 +23,7 @@ from ..media._capture import (
     write_frames,
 )
 from ..media._delete import delete_session
-from ._args import leaf_selector, session_arg, string_arg
+from ._args import leaf_selector, lock_timeout_arg, session_arg, string_arg
 
 __all__ = [
     "op_asset_verify",
@@ -34,15 +34,6 @@ __all__ = [
     "op_delete_session",
     "op_recover_recording",
 ]
-
-
-def _lock_timeout(args: dict[str, Any]) -> float | None:
-    value = args.get("lockTimeout")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise UsageError(Code.USAGE, "the argument 'lockTimeout' must be a non-negative number")
-    return float(value)
 
 
 def _int_arg(args: dict[str, Any], name: str, default: int) -> int:
@@ -89,7 +80,7 @@ def op_capture_start(args: dict[str, Any]) -> dict[str, Any]:
     rate, channels = _int_arg(args, "rate", 24000), _int_arg(args, "channels", 1)
     entry_id = string_arg(args, "id", required=False)
     timestamp = string_arg(args, "timestamp", required=False)
-    timeout = _lock_timeout(args)
+    timeout = lock_timeout_arg(args)
     return _domain(lambda: start_capture(
         session, recording_id, leaf=leaf, rate=rate, channels=channels, id=entry_id,
         timestamp=timestamp, timeout=timeout)[1])
@@ -116,7 +107,7 @@ def op_capture_finish(args: dict[str, Any]) -> dict[str, Any]:
     gaps = gaps_arg(args.get("gaps"))
     entry_id = string_arg(args, "id", required=False)
     timestamp = string_arg(args, "timestamp", required=False)
-    timeout = _lock_timeout(args)
+    timeout = lock_timeout_arg(args)
     return _domain(lambda: finish_capture(
         lookup(args.get("handle")), gaps=gaps, id=entry_id, timestamp=timestamp,
         timeout=timeout))
@@ -129,7 +120,7 @@ def op_recover_recording(args: dict[str, Any]) -> dict[str, Any]:
     session = session_arg(args)
     entry_id = string_arg(args, "id", required=False)
     timestamp = string_arg(args, "timestamp", required=False)
-    timeout = _lock_timeout(args)
+    timeout = lock_timeout_arg(args)
     return _domain(lambda: recover_recording(
         session, recording_id, id=entry_id, timestamp=timestamp, timeout=timeout))
 
@@ -138,17 +129,5 @@ def op_delete_session(args: dict[str, Any]) -> dict[str, Any]:
     """CAP-9, CAP-10, CAP-28..CAP-30: ``{"action": "deleted" | "resumed"}``."""
     session = session_arg(args)
     confirm = args.get("confirm") is True
-    timeout = _lock_timeout(args)
+    timeout = lock_timeout_arg(args)
     return _domain(lambda: delete_session(session, confirm=confirm, timeout=timeout))
-
-
-CAPTURE_OPERATIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "assetVerify": op_asset_verify,
-    "assetWrite": op_asset_write,
-    "captureStart": op_capture_start,
-    "captureWrite": op_capture_write,
-    "captureFinish": op_capture_finish,
-    "recoverRecording": op_recover_recording,
-    "deleteSession": op_delete_session,
-}
-__all__ += ["CAPTURE_OPERATIONS"]

@@ -169,14 +169,6 @@ class IndexBuilder:
         return self._first_seen
 
     @property
-    def has_header(self) -> bool:
-        return self._header is not None
-
-    @property
-    def entry_count(self) -> int:
-        return len(self._table)
-
-    @property
     def last_entry_id(self) -> str | None:
         count = len(self._table)
         return self._table.at(count - 1).id if count else None

@@ -23,18 +23,18 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import urljoin
 
 import persyk_contract
-import referencing
-import referencing.jsonschema
-
-# python-jsonschema ships no type information; its objects are typed Any here.
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
 from .._errors import Code, Diagnostic
+
+if TYPE_CHECKING:
+    # python-jsonschema ships no type information; its objects are typed Any here. It is
+    # imported by _validators(), on the first check that needs it: the fast path's "valid"
+    # answers and the facts below never load it (issue 29).
+    from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
 __all__ = [
     "KNOWN_BLOCK_TYPES",
@@ -102,6 +102,10 @@ class _Validators:
 
 @functools.cache
 def _validators() -> _Validators:
+    import referencing
+    import referencing.jsonschema
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(
         (schema["$id"], referencing.jsonschema.DRAFT202012.create_resource(schema))
         for schema in _schemas().values()

@@ -10,11 +10,10 @@ the ``regex`` module's ``\\X``).
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass
-from typing import Final
-
-import regex  # type: ignore[import-untyped]  # UAX #29 clusters (\X); no stubs
+from typing import Any, Final
 
 __all__ = [
     "EXCERPT_LIMIT",
@@ -31,7 +30,14 @@ QUERY_LIMIT: Final = 256  # SRCH-29, in code points
 EXCERPT_LIMIT: Final = 200  # SRCH-34
 TITLE_LIMIT: Final = 80  # SRCH-33
 
-_CLUSTER: Final = regex.compile(r"\X")
+
+@functools.cache
+def _cluster_pattern() -> Any:
+    """UAX #29 extended grapheme clusters (``\\X``), compiled on first use: discovery and the
+    other commands never load ``regex``."""
+    import regex  # type: ignore[import-untyped]  # no stubs
+
+    return regex.compile(r"\X")
 
 
 def fold(text: str) -> str:
@@ -68,7 +74,7 @@ def is_blank(text: str) -> bool:
 
 
 def _clusters(text: str) -> list[str]:
-    clusters: list[str] = _CLUSTER.findall(text)
+    clusters: list[str] = _cluster_pattern().findall(text)
     return clusters
 
 

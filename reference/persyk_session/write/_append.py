@@ -30,7 +30,7 @@ from ..read._context import LeafSelector
 from ..read._index import IndexBuilder
 from ..read._live import LiveFile, LiveSession, open_live
 from ..read._mode import encode_record, validate_header
-from ..read._store import SESSION_FILE, resolve_session_file_for_mutation
+from ..read._store import SESSION_FILE
 from ._append_plan import (
     MAX_BATCH_BYTES,
     MAX_BATCH_RECORDS,
@@ -43,8 +43,7 @@ from ._append_plan import (
     json_equal,
     plan_append,
 )
-from ._lock import session_lock
-from ._versions import refuse_other_version
+from ._prologue import locked_session_file
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -142,6 +141,19 @@ def _roll_back(fd: int, size: int) -> None:
         _fsutil.truncate_durably(fd, size)
 
 
+def _mutate(
+    path: str | os.PathLike[str],
+    timeout: float | None,
+    body: Callable[[LiveFile, LiveSession], AppendResult],
+) -> AppendResult:
+    """Every append's prologue: both mutation locks (``_prologue``), then the live state brought
+    up to date and revalidated; a session breaking a read-phase MUST is never mutated (APP-7)."""
+    with locked_session_file(path, timeout=timeout) as file, open_live(file) as live:
+        if live.state is None:
+            return _blocked(live.fault_line)
+        return body(live, live.state)
+
+
 def _append_locked(
     live: LiveFile, state: LiveSession, items: Sequence[BatchItem], leaf: LeafSelector
 ) -> AppendResult:
@@ -169,12 +181,8 @@ def append_records(
     as supplied. Raises UsageError(PATH_NOT_FOUND) when there is no session (APP-21) and
     ContractError(LOCK_UNAVAILABLE) when the lock cannot be had.
     """
-    file = resolve_session_file_for_mutation(path)
-    refuse_other_version(file)  # APP-24: before the lock, so nothing is created
-    with session_lock(file.parent, timeout=timeout, file=file), open_live(file) as live:
-        if live.state is None:
-            return _blocked(live.fault_line)
-        return _append_locked(live, live.state, items, leaf or LeafSelector.default())
+    selector = leaf or LeafSelector.default()
+    return _mutate(path, timeout, lambda live, state: _append_locked(live, state, items, selector))
 
 
 def remove_entry(
@@ -197,12 +205,8 @@ def remove_entry(
         raise UsageError(Code.USAGE, "remove needs an explicit leaf (an entry id, or null)")
     selector = leaf
     entry_id = id or str(uuid.uuid4())  # ID-5: 122 random bits
-    file = resolve_session_file_for_mutation(path)
-    refuse_other_version(file)  # APP-24: before the lock, so nothing is created
-    with session_lock(file.parent, timeout=timeout, file=file), open_live(file) as live:
-        state = live.state
-        if state is None:
-            return _blocked(live.fault_line)
+
+    def remove_locked(live: LiveFile, state: LiveSession) -> AppendResult:
         builder = state.builder
         if selector.kind == "id" and selector.id not in builder:
             live.keep(state)
@@ -218,6 +222,8 @@ def remove_entry(
         }
         return _append_locked(live, state, items_from_objects([record]), LeafSelector.default())
 
+    return _mutate(path, timeout, remove_locked)
+
 
 def append_built(
     path: str | os.PathLike[str],
@@ -225,18 +231,16 @@ def append_built(
     *,
     timeout: float | None = None,
 ) -> AppendResult:
-    """Append the records ``build`` makes from the committed, validated state, under the
-    session lock: for writers whose record depends on that state (the default leaf as parent,
-    whether a recording already ended: CAP-22, CAP-26). ``build`` may raise ContractError;
-    it returns no record when there is nothing to append."""
-    file = resolve_session_file_for_mutation(path)
-    refuse_other_version(file)  # APP-24: before the lock, so nothing is created
-    with session_lock(file.parent, timeout=timeout), open_live(file) as live:
-        state = live.state
-        if state is None:
-            return _blocked(live.fault_line)
+    """Append the records ``build`` makes from the committed, validated state, under both
+    mutation locks (APP-5, APP-26, as every append): for writers whose record depends on that
+    state (the default leaf as parent, whether a recording already ended: CAP-22, CAP-26).
+    ``build`` may raise ContractError; it returns no record when there is nothing to append."""
+
+    def append_locked(live: LiveFile, state: LiveSession) -> AppendResult:
         records = build(state.builder)
         return _append_locked(live, state, items_from_objects(records), LeafSelector.default())
+
+    return _mutate(path, timeout, append_locked)
 
 
 # --- create ------------------------------------------------------------------------------------

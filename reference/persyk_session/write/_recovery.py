@@ -36,8 +36,8 @@ from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from ..read._index import IndexBuilder, SessionIndex
 from ..read._records import MAX_RECORD_BYTES
-from ..read._store import open_session, resolve_session_file_for_mutation
-from ._lock import session_lock
+from ..read._store import open_session
+from ._prologue import OtherVersion, locked_session_file
 from ._recovery_plan import (
     RECOVERY_DIR,
     FragmentVerdict,
@@ -46,7 +46,6 @@ from ._recovery_plan import (
     classify_fragment,
     plan_recovery,
 )
-from ._versions import refuse_other_version
 
 __all__ = ["RecoveryResult", "recover"]
 
@@ -323,29 +322,32 @@ def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> Re
     Raises UsageError(PATH_NOT_FOUND) without a session and ContractError(LOCK_UNAVAILABLE)
     when the lock cannot be had.
     """
-    file = resolve_session_file_for_mutation(path)
     try:
-        refuse_other_version(file)  # RCV-17: before the lock, so nothing is created
-    except ContractError as refused:
+        with locked_session_file(path, timeout=timeout) as file:
+            return _recover_locked(file)
+    except OtherVersion as refused:  # RCV-17: refused before the lock, so nothing is created
         return RecoveryResult(error=refused.diagnostics[0])
-    with session_lock(file.parent, timeout=timeout, file=file):
-        fd = _open_session_file(file)
-        try:
-            size = os.fstat(fd).st_size
-            plan = plan_recovery(_inspect(file, fd, size))
-        finally:
-            os.close(fd)
-        try:
-            session_fd = _fsutil.open_directory(file.parent)
-        except OSError:
-            raise UsageError(
-                Code.PATH_NOT_FOUND, "the session directory cannot be opened") from None
-        try:
-            return _execute(session_fd, file, plan)
-        except OSError:
-            return RecoveryResult(error=_io_failed())
-        finally:
-            os.close(session_fd)
+
+
+def _recover_locked(file: Path) -> RecoveryResult:
+    """Recovery under both mutation locks: judge the tail on what the file holds now."""
+    fd = _open_session_file(file)
+    try:
+        size = os.fstat(fd).st_size
+        plan = plan_recovery(_inspect(file, fd, size))
+    finally:
+        os.close(fd)
+    try:
+        session_fd = _fsutil.open_directory(file.parent)
+    except OSError:
+        raise UsageError(
+            Code.PATH_NOT_FOUND, "the session directory cannot be opened") from None
+    try:
+        return _execute(session_fd, file, plan)
+    except OSError:
+        return RecoveryResult(error=_io_failed())
+    finally:
+        os.close(session_fd)
 
 
 def _open_session_file(file: Path) -> int:

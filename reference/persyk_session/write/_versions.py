@@ -18,13 +18,18 @@ from .._errors import Code, ContractError, Diagnostic
 from ..read._mode import parse_record, validate_header
 from ..read._records import MAX_RECORD_BYTES, is_blank
 
-__all__ = ["refuse_other_version"]
+__all__ = ["OtherVersion", "refuse_other_version"]
 
 _CHUNK: Final = 1 << 16
 
 
+class OtherVersion(ContractError):
+    """HEADER_VERSION_UNSUPPORTED from the check before the lock (recovery answers it as a
+    result, every other mutation as its failure)."""
+
+
 def refuse_other_version(file: Path) -> None:
-    """Raise ContractError(HEADER_VERSION_UNSUPPORTED) if the first record of ``file`` is a
+    """Raise OtherVersion (HEADER_VERSION_UNSUPPORTED) if the first record of ``file`` is a
     header of another version; otherwise return (every other fault is judged under the lock)."""
     found = _first_record(file)
     if found is None:
@@ -38,7 +43,7 @@ def refuse_other_version(file: Path) -> None:
         return
     problems = validate_header(header)
     if problems and problems[0].code is Code.HEADER_VERSION_UNSUPPORTED:
-        raise ContractError([Diagnostic(
+        raise OtherVersion([Diagnostic(
             Code.HEADER_VERSION_UNSUPPORTED, line=line, pointer="/version",
             detail="session format version is not supported; the session is left unchanged",
         )])

@@ -1,0 +1,165 @@
+"""What each ``persyk-session`` command may import (issue 29): every command runs in a fresh
+interpreter, and the modules loaded after its run are compared with its pin.
+
+One line per command: what it must import (so that a run that failed before reaching its
+operation cannot pass) and what it must not. ``validate`` loads no search, realtime, media or
+dsh module, and in readable mode (read/_mode.py) neither orjson nor jsonschema_rs; ``dsh`` loads
+the base and ``dsh`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+P = "persyk_session."
+# Subpackages no session-file command needs (the dsh profile, search, the realtime machinery).
+NOT_OTHERS = (f"{P}dsh", f"{P}search", f"{P}realtime", f"{P}adapter")
+HEAVY = ("numpy", "soundfile", "regex")
+READ_ONLY = (*NOT_OTHERS, f"{P}media", f"{P}write._append", f"{P}write._recovery", *HEAVY)
+
+
+@dataclass(frozen=True)
+class Pin:
+    argv: tuple[str, ...]
+    needs: str  # the module that does the command's work: proof that it ran
+    forbidden: tuple[str, ...]
+    mode: str = "fast"
+    stdin: bytes = b""
+
+
+# What a command module of this package imports in readable mode is never a fast path.
+FAST = ("orjson", "jsonschema_rs")
+
+PINS: dict[str, Pin] = {
+    "validate": Pin(("validate", "{s}"), f"{P}operations._read",
+                    (*READ_ONLY, "jsonschema", "referencing")),
+    "validate readable": Pin(("validate", "{s}"), f"{P}operations._read",
+                             (*READ_ONLY, *FAST), mode="readable"),
+    "context": Pin(("context", "{s}"), f"{P}operations._read", READ_ONLY),
+    "context readable": Pin(("context", "{s}"), f"{P}operations._read", (*READ_ONLY, *FAST),
+                            mode="readable"),
+    "info": Pin(("info", "{s}"), f"{P}operations._read", READ_ONLY),
+    "read": Pin(("read", "{s}", "--page-size", "5"), f"{P}operations._read", READ_ONLY),
+    "create": Pin(("create", "{new}"), f"{P}operations._write",
+                  (*NOT_OTHERS, f"{P}media", *HEAVY)),
+    "append": Pin(("append", "{s}", "--records", "-"), f"{P}operations._write",
+                  (*NOT_OTHERS, f"{P}media", *HEAVY),
+                  stdin=b'{"type":"session_info","id":"i1","parentId":null,'
+                        b'"timestamp":"2026-01-01T00:00:01.000Z","name":"n"}\n'),
+    "remove": Pin(("remove", "{s}", "--target", "x", "--id", "r1", "--timestamp",
+                   "2026-01-01T00:00:02.000Z", "--leaf-null"), f"{P}operations._write",
+                  (*NOT_OTHERS, f"{P}media", *HEAVY)),
+    "recover": Pin(("recover", "{s}"), f"{P}write._recovery",
+                   (*NOT_OTHERS, f"{P}media", *HEAVY)),
+    "capture": Pin(("capture", "{s}", "--recording", "r1", "--leaf-null", "--rate", "16000"),
+                   f"{P}media._capture", (*NOT_OTHERS, *HEAVY)),
+    "recover-recording": Pin(("recover-recording", "{s}", "--recording", "r9"),
+                             f"{P}media._capture", (*NOT_OTHERS, *HEAVY)),
+    "asset": Pin(("asset", "verify", "{s}", "--path", "assets/none"), f"{P}media._assets",
+                 (*NOT_OTHERS, *HEAVY)),
+    "delete": Pin(("delete", "{s}"), f"{P}media._delete", (*NOT_OTHERS, *HEAVY)),
+    "sanitize": Pin(("sanitize",), f"{P}realtime._sanitize",
+                    (f"{P}dsh", f"{P}search", f"{P}media", f"{P}write",
+                     f"{P}realtime._replay_run", *HEAVY), stdin=b'{"a": 1}'),
+    "replay": Pin(("replay", "{s}", "--script", "{absent}", "--leaf-null"),
+                  f"{P}realtime._replay_run", (f"{P}dsh", f"{P}search", *HEAVY)),
+    "discover": Pin(("discover", "--root", "{root}"), f"{P}search._discovery",
+                    (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append", *HEAVY)),
+    "search": Pin(("search", "hello", "--root", "{root}"), f"{P}search._discovery",
+                  (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append", "numpy",
+                   "soundfile")),
+    "open-result": Pin(("open-result", "{}"), f"{P}operations._search",
+                       (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append",
+                        "numpy", "soundfile")),
+    "dsh": Pin(("dsh", "list", "--root", "{root}"), f"{P}dsh.operations",
+               (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime",
+                f"{P}operations", "jsonschema_rs", "jsonschema", *HEAVY)),
+    "adapter": Pin(("adapter",), f"{P}adapter",
+                   (f"{P}dsh", f"{P}search", f"{P}realtime", f"{P}media", f"{P}write._append",
+                    *HEAVY),
+                   stdin=b'{"cmd":"hello"}\n{"cmd":"stop"}\n'),
+    "--help": Pin(("--help",), f"{P}cli",
+                  (f"{P}read", f"{P}write", f"{P}operations", *NOT_OTHERS, f"{P}media",
+                   *FAST, "jsonschema")),
+}
+
+# Runs one command in this interpreter, then writes the names of the loaded modules.
+_RUN = """
+import json, sys
+from persyk_session.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as out:
+    json.dump(sorted(sys.modules), out)
+"""
+
+
+def unwanted(modules: Iterable[str], forbidden: Iterable[str]) -> list[str]:
+    """The loaded modules that a pin forbids: the module itself or anything inside it."""
+    prefixes = tuple(forbidden)
+    return sorted(m for m in modules if any(m == p or m.startswith(f"{p}.") for p in prefixes))
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    base = tmp_path_factory.mktemp("pins")
+    root = base / "root"
+    made = subprocess.run([sys.executable, "-m", "persyk_session.cli", "create",
+                           str(root / "s"), "--id", "h1", "--timestamp",
+                           "2026-01-01T00:00:00.000Z"], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    return {"s": str(root / "s"), "root": str(root), "new": str(base / "new"),
+            "absent": str(base / "absent.script"), "base": str(base)}
+
+
+def loaded_by(pin: Pin, places: dict[str, str], name: str, prelude: str = "") -> list[str]:
+    out = Path(places["base"]) / f"{name.replace(' ', '-')}.modules.json"
+    argv = [arg.format(**places) if "{" in arg and arg != "{}" else arg for arg in pin.argv]
+    env = {**os.environ, "PERSYK_SESSION_MODE": pin.mode}
+    subprocess.run([sys.executable, "-c", prelude + _RUN, str(out), *argv], input=pin.stdin,
+                   capture_output=True, env=env, timeout=60, check=False)
+    modules: list[str] = json.loads(out.read_text())
+    return modules
+
+
+@pytest.mark.parametrize("name", sorted(PINS))
+def test_each_command_imports_only_what_its_part_of_the_spec_needs(
+    name: str, places: dict[str, str]
+) -> None:
+    pin = PINS[name]
+    modules = loaded_by(pin, places, name)
+    assert pin.needs in modules, f"{name} never reached {pin.needs}: the run is no evidence"
+    assert unwanted(modules, pin.forbidden) == []
+
+
+def test_every_command_of_the_table_has_a_pin() -> None:
+    from persyk_session.cli import COMMANDS
+
+    assert {c.name for c in COMMANDS} <= {name.split()[0] for name in PINS}
+
+
+def test_the_pin_catches_a_command_that_loads_everything(places: dict[str, str]) -> None:
+    # The broken variant: validate run after the parser of every command is built, as the CLI
+    # did before issue 29 (it added every command's options, importing each module up front).
+    eager = "from persyk_session.cli import build_parser; build_parser()\n"
+    modules = loaded_by(PINS["validate readable"], places, "eager", prelude=eager)
+    found = unwanted(modules, PINS["validate readable"].forbidden)
+    assert f"{P}search._discovery" in found and f"{P}media._capture" in found
+    assert "orjson" in found  # the dsh profile's schemas and records load it in every mode
+
+
+def test_unwanted_names_a_forbidden_module_and_its_submodules_only() -> None:
+    modules = ["persyk_session.search", "persyk_session.search._judge", "persyk_session.searcher",
+               "orjson", "orjsonx"]
+    assert unwanted(modules, ["persyk_session.search", "orjson"]) == [
+        "orjson", "persyk_session.search", "persyk_session.search._judge"]
