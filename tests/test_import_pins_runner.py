@@ -33,6 +33,7 @@ HARNESS, ADAPTERS = f"{_RUNNER}.harness", f"{_RUNNER}.adapters"
 RUN, CASES, REPORTS = f"{_RUNNER}.run", f"{_RUNNER}.cases", f"{_RUNNER}.reports"
 HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS = "hypothesis", "jsonschema", "jsonschema_rs"
 MATPLOTLIB, REFERENCE = "matplotlib", "persyk_session"
+SITE, JINJA2 = f"{_RUNNER}.site", "jinja2"
 # Libraries no command of the runner needs before it runs: the reference is reached through an
 # adapter process (only run --in-process and check-fixtures load it, when they run).
 NEVER = (MATPLOTLIB, REFERENCE)
@@ -62,6 +63,8 @@ PINS: dict[tuple[str, ...], tuple[str, ...]] = {
                                               HYPOTHESIS, JSONSCHEMA, *NEVER),
     ("fuzz", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
                          JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
+    ("site", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, SITE, JINJA2,
+                         HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
 }
 
 
