@@ -117,8 +117,10 @@ def compact(ids: Sequence[str]) -> str:
 
 def layer_table(package: str, folder: Path, found: Sequence[Module]) -> str:
     ranks = LAYERS[package]
-    rows = ["| rank | group | may import | modules | lines | what it holds |",
-            "|---|---|---|---|---|---|"]
+    # No line counts: every edit anywhere would make the page stale, and the staleness test
+    # exists to catch a renamed or moved module, not a longer one.
+    rows = ["| rank | group | may import | modules | what it holds |",
+            "|---|---|---|---|---|"]
     for group, rank in sorted(ranks.items(), key=lambda item: (item[1], item[0])):
         mine = [m for m in found if m.group == group]
         if (package, group) in ONLY_BASE:
@@ -129,8 +131,7 @@ def layer_table(package: str, folder: Path, found: Sequence[Module]) -> str:
         init = folder / group / "__init__.py"
         what = summary(init.read_text("utf-8")) if init.is_file() else _WHAT.get(group, "")
         name = f"`{group}/`" if (folder / group).is_dir() else group
-        rows.append(f"| {rank} | {name} | {allowed} | {len(mine)} | "
-                    f"{sum(m.lines for m in mine)} | {what} |")
+        rows.append(f"| {rank} | {name} | {allowed} | {len(mine)} | {what} |")
     return "\n".join(rows)
 
 
@@ -146,8 +147,8 @@ _WHAT = {
 
 
 def module_table(found: Sequence[Module]) -> str:
-    rows = ["| module | lines | what | rules it names |", "|---|---|---|---|"]
-    rows += [f"| `{m.path}` | {m.lines} | {m.summary} | {compact(m.rules)} |" for m in found]
+    rows = ["| module | what | rules it names |", "|---|---|---|"]
+    rows += [f"| `{m.path}` | {m.summary} | {compact(m.rules)} |" for m in found]
     return "\n".join(rows)
 
 

@@ -222,6 +222,30 @@ def _verdict_line(record: RunRecord) -> str:
             f"({plural(len(record.results), 'case')})")
 
 
+def _folded(record: RunRecord) -> list[str]:
+    """Expected failures and unsupported cases, counted by reason (``-v`` lists each)."""
+    lines: list[str] = []
+    expected = expected_failure_summary(record)
+    if expected:
+        total = sum(len(ids) for _, ids in expected)
+        lines.append(f"XFAIL       {plural(total, 'case')} expected to fail, by reason "
+                     "(-v shows each):")
+        lines.extend(_groups(expected))
+    unsupported = unsupported_summary(record)
+    if unsupported:
+        total = sum(len(ids) for _, ids in unsupported)
+        lines.append(f"UNSUPPORTED {plural(total, 'case')}, by reason (-v lists each):")
+        lines.extend(_groups(unsupported))
+    return lines
+
+
+def _area_table(record: RunRecord) -> list[str]:
+    lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}"]
+    lines += [f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
+              f"{row.expected:>6} {row.unsupported:>7}" for row in area_summary(record.results)]
+    return [*lines, AREAS_NOTE]
+
+
 def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False) -> str:
     """The run for a terminal or a CI log, verdict first (and again last, after the tables).
     Default: each failing case as a block, expected failures and unsupported cases counted by
@@ -262,26 +286,9 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
         if record.aborted is not None:
             lines.append(f"{STOPPED_EARLY}: {record.aborted}")
         return "\n".join(lines) + "\n"
-    expected = expected_failure_summary(record)
-    if expected and not verbose:
-        total = sum(len(ids) for _, ids in expected)
-        lines.append(f"XFAIL       {plural(total, 'case')} expected to fail, by reason "
-                     "(-v shows each):")
-        lines.extend(_groups(expected))
-    unsupported = unsupported_summary(record)
-    if unsupported and not verbose:
-        total = sum(len(ids) for _, ids in unsupported)
-        lines.append(f"UNSUPPORTED {plural(total, 'case')}, by reason (-v lists each):")
-        lines.extend(_groups(unsupported))
-    lines.append("")
-    lines.append(f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}")
-    for row in area_summary(record.results):
-        lines.append(
-            f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
-            f"{row.expected:>6} {row.unsupported:>7}"
-        )
-    lines.append(AREAS_NOTE)
-    lines.append("")
+    if not verbose:
+        lines += _folded(record)
+    lines += ["", *_area_table(record), ""]
     if record.aborted is not None:
         lines.append(f"{STOPPED_EARLY}: {record.aborted}")
     lines.append(_verdict_line(record))
