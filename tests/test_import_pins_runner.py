@@ -63,6 +63,8 @@ PINS: dict[tuple[str, ...], tuple[str, ...]] = {
                                               HYPOTHESIS, JSONSCHEMA, *NEVER),
     ("fuzz", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
                          JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
+    ("merge", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, SITE,
+                          HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
     ("site", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, SITE, JINJA2,
                          HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
 }

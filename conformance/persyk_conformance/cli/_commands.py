@@ -50,6 +50,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("diff", "classify a contract change as compatible or breaking", "._gate"),
     Command("release", "build or verify a release archive of the contract", "._gate"),
     Command("bench", "time fixed workloads through one or more adapters", "._bench"),
+    Command("merge", "join the shard reports of one run (run --shard K/N) into one report",
+            "._merge"),
     Command("compare", "several implementations side by side, from their JSON reports",
             "._compare"),
     Command("fuzz", "compare an implementation with the reference on generated sessions",

@@ -43,6 +43,7 @@ from ..run._outcomes import (
 )
 from ..run._progress import ProgressLine, progress_line
 from ..run._runner import Planned, Runner, RunOptions, plan_fixture
+from ..run._shards import Shard, expected_cost, partition
 from ..run._workspace import Sandbox
 from ._args import SELECTOR_HELP, positive_int, positive_number, profile_option, selector_options
 from ._commands import REFERENCE_ADAPTER, Command, SubParsers
@@ -65,6 +66,7 @@ class RunConfig:
     profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
     confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
     crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
+    shard: Shard | None = None  # run only this part of the selection (run/_shards.py)
 
     @property
     def format_profile(self) -> Profile:
@@ -80,6 +82,8 @@ class Plan:
     write_checks: list[WriteCheck]
     known: list[str]
     dsh_checks: tuple[str, ...] = ()  # the dsh-v0 harness checks (DH-) selected
+    # With --shard: every id the selection holds, in run order (this shard runs a part).
+    selection: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -123,7 +127,22 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     )
     if not selected.total:
         raise UsageProblem("the selection (--only/--skip) leaves no case to run")
-    return selected
+    return selected if config.shard is None else _shard_of(selected, config.shard)
+
+
+def _shard_of(selected: Plan, shard: Shard) -> Plan:
+    """The part of ``selected`` that ``shard`` runs (run/_shards.py), keeping run order."""
+    items = [(p.case.id, expected_cost(p.case.id, p.case.kind)) for p in selected.cases]
+    items += [(c.id, expected_cost(c.id, "write-harness")) for c in selected.write_checks]
+    items += [(c, expected_cost(c, "write-harness")) for c in selected.dsh_checks]
+    if shard.count > len(items):
+        raise UsageProblem(f"--shard {shard}: the selection holds {len(items)} case(s), "
+                           f"so at most {len(items)} shards")
+    mine = set(partition(items, shard.count)[shard.index - 1])
+    return Plan([p for p in selected.cases if p.case.id in mine],
+                [c for c in selected.write_checks if c.id in mine], selected.known,
+                tuple(c for c in selected.dsh_checks if c in mine),
+                selection=tuple(case_id for case_id, _ in items))
 
 
 def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, ...] | None, str]:
@@ -194,6 +213,9 @@ def execute(
             results=tuple(results),
             profile=config.profile,
             aborted=aborted,
+            shard=None if config.shard is None else {
+                "index": config.shard.index, "count": config.shard.count,
+                "selection": list(plan.selection)},
         )
     finally:
         sandbox.remove()
@@ -302,6 +324,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         harness=not args.no_harness,
         profile=args.profile,
         crash_moments=args.crash_moments,
+        shard=args.shard,
     )
     # On a terminal only, and independent of -q (which shapes stdout): --no-progress silences it.
     progress = sys.stderr if sys.stderr.isatty() and not args.no_progress else None
@@ -319,6 +342,13 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
     else:
         sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
     return Verdict.found_if(not record.passed)
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: SubParsers, command: Command) -> None:
@@ -358,6 +388,10 @@ def register(sub: SubParsers, command: Command) -> None:
     run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
                      help="kills of each capture crash check, H-150, H-151, H-153 (default: "
                      f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
+    run.add_argument("--shard", type=_shard, metavar="K/N",
+                     help="run only part K of N of the selection, balanced by expected cost "
+                          "(the same parts on every machine); join the reports with "
+                          "`persyk-conformance merge`")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")

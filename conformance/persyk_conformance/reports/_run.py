@@ -89,6 +89,7 @@ def report_json(record: RunRecord) -> dict[str, Any]:
             "mode": record.mode,
             "platform": dict(record.platform),
             "started_at": record.started_at,
+            **({"shard": dict(record.shard)} if record.shard is not None else {}),
         },
         "cases": [{**r.to_json(), "rule_details": rule_details(r.rules)} for r in record.results],
         "footer": {

@@ -155,6 +155,8 @@ class RunRecord:
     # Why the run stopped early (the adapter was given up on, the runner failed, an
     # interruption); a run that stopped early never passes.
     aborted: str | None = None
+    # ``run --shard K/N``: {"index": K, "count": N, "selection": every id of the whole run}
+    shard: Mapping[str, Any] | None = None
 
     def totals(self) -> dict[str, int]:
         counts = {str(o): 0 for o in Outcome}
