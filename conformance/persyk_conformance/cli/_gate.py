@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
+from .._bounded import Refused
+from ..adapters._processes import confinement_available
 from ..gate._diff import ContractDiff, case_changes, compare
 from ..gate._evidence import (
     Implementation,
@@ -30,14 +31,22 @@ def diff_sides(
     implementations: tuple[Implementation, ...] = (),
     run: bool = True,
     timeout: float = 10.0,
+    trust_head: bool = False,
 ) -> ContractDiff:
-    """Gather the evidence (schemas always; implementations when ``run``) and compare."""
+    """Gather the evidence (schemas always; implementations when ``run``) and compare.
+
+    Each side's reference runs confined for reads and writes unless ``trust_head`` (then the
+    head's reads are not confined); the judging runner is always the installed one."""
     evidence, notes = schema_evidence(base, head)
     changes = case_changes(base, head)
     regressions: dict[str, tuple[str, ...]] = {}
     if run:
-        with tempfile.TemporaryDirectory(prefix="persyk-diff-") as scratch:
-            found, more = reference_evidence(base, head, changes, Path(scratch), timeout)
+        found, more = reference_evidence(base, head, changes, timeout, trust_head=trust_head)
+        if not confinement_available():
+            more.append("this kernel has no Landlock: the sides' references ran with their "
+                        "writes watched, not confined, and their reads unrestricted")
+        elif trust_head:
+            more.append("--trust-head: the head's reference ran with its reads unrestricted")
         evidence += found
         notes += more
         for implementation in implementations:
@@ -53,26 +62,21 @@ def diff_sides(
 
 def cmd_diff(args: argparse.Namespace) -> int:
     repo: Path = args.repo
+    sides: list[ContractSide] = []
     try:
-        base = load_side(args.base, repo)
-    except SideError as exc:
-        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        head = load_side(args.head if args.head is not None else str(repo), repo)
-    except SideError as exc:
-        base.discard()
-        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
+        sides.append(load_side(args.base, repo))
+        sides.append(load_side(args.head if args.head is not None else str(repo), repo))
         implementations = tuple(Implementation(cmd, cmd) for cmd in args.impl or ())
         diff = diff_sides(
-            base, head, implementations=implementations, run=not args.no_run,
-            timeout=args.timeout,
+            sides[0], sides[1], implementations=implementations, run=not args.no_run,
+            timeout=args.timeout, trust_head=args.trust_head,
         )
-    finally:
-        base.discard()
-        head.discard()
+    except (SideError, Refused) as exc:
+        print(f"persyk-conformance diff: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:  # every exit path, an interruption included, removes what the sides unpacked
+        for side in sides:
+            side.discard()
     status = diff.exit_status(allow_documented=args.allow_documented_breaking)
     text = dumps_diff(diff, status) if args.format == "json" else render_diff_markdown(
         diff, status
@@ -94,6 +98,9 @@ def cmd_release(args: argparse.Namespace) -> int:
     except ReleaseError as exc:
         print(f"persyk-conformance release: {exc}", file=sys.stderr)
         return 1 if args.verify is not None else EXIT_USAGE
+    except Refused as exc:  # a link, device, bomb or malformed file: refused, never followed
+        print(f"persyk-conformance release: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(archive)
     return 0
 
@@ -121,6 +128,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="run no implementation: manifests and schemas only")
     diff.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                       help="per-step timeout of the runs (default 10)")
+    diff.add_argument("--trust-head", action="store_true",
+                      help="let the head's reference read outside its tree (for a project that "
+                      "vendors its own implementation; never for an untrusted pull request)")
     diff.set_defaults(run=cmd_diff)
     release = sub.add_parser(
         "release",
