@@ -8,17 +8,18 @@ misplaced fixtures directory must not look like a clean run (as tomli's test_dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 import persyk_contract
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from .._bounded import Refused, loads_bounded, read_json
 from .._profiles import V1, Profile
 
 __all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases"]
@@ -90,9 +91,13 @@ def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case
     if not manifest_file.is_file():
         raise CaseError(f"{group}/{directory.name}: no case.json")
     try:
-        manifest = json.loads(manifest_file.read_text("utf-8"))
-    except ValueError as exc:
-        raise CaseError(f"{group}/{directory.name}/case.json: not JSON ({exc})") from None
+        # Bounded in size and depth, a link refused (issue 31): a deep case.json was a traceback.
+        manifest = (read_json(manifest_file) if isinstance(manifest_file, Path)
+                    else loads_bounded(manifest_file.read_bytes(), manifest_file.name))
+    except Refused as exc:
+        raise CaseError(f"{group}/{directory.name}/case.json: {exc.code}: {exc.detail}") from None
+    if not isinstance(manifest, dict):
+        raise CaseError(f"{group}/{directory.name}/case.json: not a JSON object")
     problems = manifest_problems(manifest, profile)
     if problems:
         raise CaseError(

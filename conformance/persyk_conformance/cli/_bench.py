@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._bounded import Refused
 from ..bench._plot import PlotUnavailable, plot_report
 from ..bench._report import compare, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
@@ -54,7 +55,11 @@ def cmd_bench(args: argparse.Namespace, reference: tuple[str, ...]) -> int:
         if plot.suffix.lower() not in (".png", ".svg"):
             print(f"persyk-conformance bench: --plot {plot}: use .png or .svg", file=sys.stderr)
             return EXIT_USAGE
-    report = run_bench(config, None if args.quiet else sys.stderr)
+    try:
+        report = run_bench(config, None if args.quiet else sys.stderr)
+    except Refused as exc:  # --data holds a link, a FIFO or a device (issue 31)
+        print(f"persyk-conformance bench: --data: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return _write(report, args)
 
 

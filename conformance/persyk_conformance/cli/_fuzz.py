@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from .._bounded import Refused
 from ._args import positive_int, positive_number
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         from .._protocol import ProtocolViolation
         from ..adapters._adapters import AdapterCrashed, AdapterTimedOut
         from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
-        from ..fuzz._save import save_candidate
+        from ..fuzz._save import check_save_folder, save_candidate
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
         print(f"persyk-conformance fuzz needs hypothesis ({exc}); install "
               "'persyk-session-conformance[fuzz]'", file=sys.stderr)
@@ -91,6 +92,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"persyk-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.save is not None:
+        try:
+            check_save_folder(args.save)
+        except Refused as exc:
+            print(f"persyk-conformance fuzz: --save: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     config = FuzzConfig(impl=args.impl, reference=args.reference, examples=args.examples,
                         seed=seed, ops=ops, faults=faults, time_budget=args.time_budget,
