@@ -231,5 +231,5 @@ def extract_tar(
     except tarfile.FilterError as exc:  # held: `..`, absolute names, links out, devices
         raise Refused("ARCHIVE_MEMBER_REFUSED", f"{where}:{exc.tarinfo.name}",
                       type(exc).__name__) from None
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise Refused("ARCHIVE_UNREADABLE", where, type(exc).__name__) from None
+    except (tarfile.TarError, OSError, EOFError, KeyError) as exc:  # KeyError: a hard link
+        raise Refused("ARCHIVE_UNREADABLE", where, type(exc).__name__) from None  # to nothing
