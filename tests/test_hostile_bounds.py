@@ -203,8 +203,9 @@ def test_a_failing_diff_against_an_archive_leaves_no_temporary_tree(
         "MANIFEST.json": b"{}", "cases/v1/golden/.keep": b"", "schemas/x.json": b"{}",
         "rules.json": b"not json", "errors.json": b"{}",
     })
-    refused(["diff", "--no-run", str(broken), str(CHECKOUT)], capsys, "JSON_INVALID")
+    assert main(["diff", "--no-run", str(broken), str(CHECKOUT)]) == 2
     assert list(scratch.iterdir()) == []
+    assert "JSON_INVALID" in capsys.readouterr().err
 
 
 def test_a_failing_diff_of_a_checkout_leaves_no_temporary_tree(
@@ -212,5 +213,6 @@ def test_a_failing_diff_of_a_checkout_leaves_no_temporary_tree(
 ) -> None:
     head = copy_contract(tmp_path / "head")
     (case_dir(head, "G-001") / "case.json").write_bytes(b"{")  # after the site is linked
-    refused(["diff", "--no-run", str(CHECKOUT), str(head)], capsys, "JSON_INVALID")
+    assert main(["diff", "--no-run", str(CHECKOUT), str(head)]) == 2
     assert list(scratch.iterdir()) == []
+    assert "JSON_INVALID" in capsys.readouterr().err
