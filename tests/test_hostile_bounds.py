@@ -13,12 +13,13 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import tempfile
 from pathlib import Path
 
 import pytest
-from persyk_conformance._bounded import ArchiveLimits, Refused, extract_tar
+from persyk_conformance._bounded import CODES, ArchiveLimits, Refused, extract_tar
 from persyk_conformance.bench._data import DataStore
 from persyk_conformance.cases._load import CaseError, load_case
 from persyk_conformance.cli import main
@@ -216,3 +217,17 @@ def test_a_failing_diff_of_a_checkout_leaves_no_temporary_tree(
     assert main(["diff", "--no-run", str(CHECKOUT), str(head)]) == 2
     assert list(scratch.iterdir()) == []
     assert "JSON_INVALID" in capsys.readouterr().err
+
+
+# -- the codes ---------------------------------------------------------------------------------
+
+
+def test_every_refusal_code_raised_is_listed_and_documented() -> None:
+    package = CHECKOUT / "conformance" / "persyk_conformance"
+    raised = {code for path in package.rglob("*.py")
+              for code in re.findall(r'Refused\(\s*"([A-Z_]+)"', path.read_text("utf-8"))}
+    assert raised and raised <= CODES, sorted(raised - CODES)
+    documented = (CHECKOUT / "docs" / "runner-isolation.md").read_text("utf-8")
+    assert [code for code in sorted(CODES) if f"`{code}`" not in documented] == []
+    with pytest.raises(ValueError, match="not a refusal code"):
+        Refused("MADE_UP", "x", "a code nobody documented")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CODES",
     "ArchiveLimits",
     "JsonLimits",
     "Refused",
@@ -44,11 +45,22 @@ __all__ = [
 
 _CHUNK = 1 << 20
 
+# The stable codes of a refusal (docs/runner-isolation.md, "Threat model", lists them all).
+CODES = frozenset({
+    "LINK_REFUSED", "SPECIAL_FILE_REFUSED", "TREE_TOO_LARGE", "NOT_A_FILE", "UNREADABLE",
+    "FILE_TOO_LARGE", "SIZE_MISMATCH", "JSON_TOO_LARGE", "JSON_TOO_DEEP", "JSON_INVALID",
+    "ARCHIVE_TOO_MANY_MEMBERS", "ARCHIVE_MEMBER_TOO_LARGE", "ARCHIVE_TOO_LARGE",
+    "ARCHIVE_MEMBER_REFUSED", "ARCHIVE_UNREADABLE", "MANIFEST_INVALID", "PACKAGE_DIR_REFUSED",
+    "PYPROJECT_INVALID", "SCHEMA_INVALID", "SIDE_TOO_LARGE",
+})
+
 
 class Refused(Exception):
     """Input the runner will not follow or read: ``code`` is stable, ``path`` names it."""
 
     def __init__(self, code: str, path: str | Path, detail: str) -> None:
+        if code not in CODES:
+            raise ValueError(f"{code}: not a refusal code of _bounded.CODES")
         super().__init__(f"{code}: {detail} (at {path})")
         self.code, self.path, self.detail = code, str(path), detail
 

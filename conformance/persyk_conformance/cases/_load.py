@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from .._bounded import Refused, loads_bounded, read_json
 from .._profiles import V1, Profile
 
-__all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases"]
+__all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases", "read_manifest"]
 
 # The sub-directories of fixtures/v1 that hold cases, in reporting order.
 CASE_GROUPS: tuple[str, ...] = ("golden", "rejection", "scenario")
@@ -85,6 +85,13 @@ def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
     return problems
 
 
+def read_manifest(manifest_file: Traversable) -> Any:
+    """A case.json, bounded in size and depth, a link refused (issue 31). Raises Refused."""
+    if isinstance(manifest_file, Path):
+        return read_json(manifest_file)
+    return loads_bounded(manifest_file.read_bytes(), manifest_file.name)
+
+
 def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case:
     """Load and validate one case directory; raise :class:`CaseError` if it is malformed."""
     manifest_file = directory / "case.json"
@@ -92,8 +99,7 @@ def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case
         raise CaseError(f"{group}/{directory.name}: no case.json")
     try:
         # Bounded in size and depth, a link refused (issue 31): a deep case.json was a traceback.
-        manifest = (read_json(manifest_file) if isinstance(manifest_file, Path)
-                    else loads_bounded(manifest_file.read_bytes(), manifest_file.name))
+        manifest = read_manifest(manifest_file)
     except Refused as exc:
         raise CaseError(f"{group}/{directory.name}/case.json: {exc.code}: {exc.detail}") from None
     if not isinstance(manifest, dict):

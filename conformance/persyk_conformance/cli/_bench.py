@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._bounded import Refused
+from .._bounded import JsonLimits, Refused, read_json
 from ..bench._plot import PlotUnavailable, plot_report
 from ..bench._report import compare, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
 from ._args import positive_int, positive_number
 
 __all__ = ["register"]
+
+_REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a bench report of every workload
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FAILED = ("invalid", "timeout", "error")
@@ -87,9 +89,9 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     try:
-        old = json.loads(args.old.read_text("utf-8"))
-        new = json.loads(args.new.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+        old = read_json(args.old, _REPORT_LIMITS)
+        new = read_json(args.new, _REPORT_LIMITS)
+    except Refused as exc:
         print(f"persyk-conformance bench compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
     result = compare(old, new, args.threshold)

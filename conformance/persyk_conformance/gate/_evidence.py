@@ -33,7 +33,7 @@ from typing import Any
 import referencing
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from .._bounded import JsonLimits, Refused, read_json
+from .._bounded import JsonLimits, Refused, loads_bounded, read_json
 from ._confine import launcher_argv
 from ._diff import READERS, WRITERS, CaseChange, Evidence, case_side
 from ._sides import ContractSide
@@ -53,15 +53,18 @@ def _v1_schemas(side: ContractSide) -> dict[str, bytes]:
 
 def _validators(side: ContractSide) -> tuple[Draft202012Validator, Draft202012Validator] | None:
     resources = []
+    documents: dict[str, Any] = {}
     for name, data in side.schemas.items():
         if name.startswith("v1/"):
-            contents = json.loads(data)
+            # A side's schemas are its author's: bounded in depth, refused without an $id.
+            contents = documents[name] = loads_bounded(data, f"{side.label}: schemas/{name}")
+            if not isinstance(contents, dict) or not isinstance(contents.get("$id"), str):
+                raise Refused("SCHEMA_INVALID", f"{side.label}: schemas/{name}", "no string $id")
             resources.append((contents["$id"], referencing.Resource.from_contents(contents)))
-    if not resources:
+    if not resources or not {"v1/header.json", "v1/entry.json"} <= documents.keys():
         return None
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
-    header = json.loads(side.schemas["v1/header.json"])
-    entry = json.loads(side.schemas["v1/entry.json"])
+    header, entry = documents["v1/header.json"], documents["v1/entry.json"]
     return (
         Draft202012Validator(header, registry=registry),
         Draft202012Validator(entry, registry=registry),

@@ -301,6 +301,11 @@ def _cases(fixtures: Path, budget: _Budget) -> dict[str, CaseSnapshot]:
             if not isinstance(manifest.get("id"), str):
                 raise SideError(f"{case_dir / 'case.json'}: no string 'id'")
             case_id = manifest["id"]
+            steps, rules = manifest.get("steps", []), manifest.get("rules", [])
+            if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps) \
+                    or not isinstance(rules, list):
+                raise SideError(f"{case_dir / 'case.json'}: 'steps' must be a list of objects "
+                                "and 'rules' a list")
             if case_id in cases:
                 raise SideError(f"case id {case_id} appears twice under {fixtures}")
             cases[case_id] = CaseSnapshot(
