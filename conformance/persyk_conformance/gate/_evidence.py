@@ -169,10 +169,13 @@ def reference_of(side: ContractSide, *, trusted: bool = False) -> Implementation
 
 
 # The judging runner is the installed one, whatever the working directory holds (issue 31): -I
-# keeps the working directory, PYTHON* variables and the user's site off sys.path, and the
-# module it imported is checked against the one this process runs before it may judge anything.
+# keeps the working directory, PYTHON* variables and the user's site off sys.path; the folder the
+# installed package lives in is put first explicitly (a --user install included), and the module
+# imported is checked against the one this process runs before it may judge anything.
 _BOOT = (
-    "import os, sys, persyk_conformance as p\n"
+    "import os, sys\n"
+    "sys.path.insert(0, os.path.dirname(os.path.dirname(sys.argv[1])))\n"
+    "import persyk_conformance as p\n"
     "if os.path.realpath(str(p.__file__)) != sys.argv[1]:\n"
     "    sys.exit('persyk-conformance: the runner resolved to ' + str(p.__file__)"
     " + ', not the installed ' + sys.argv[1])\n"
