@@ -261,3 +261,13 @@ def test_diff_refuses_a_link_in_a_case_tree_rather_than_skipping_it(
     assert main(["diff", "--no-run", str(base_dir), str(head_dir)]) == 2
     err = capsys.readouterr().err
     assert "LINK_REFUSED" in err and str(planted) in err
+
+
+def test_trust_head_is_off_by_default_and_said_in_the_report_when_on(
+    base_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["diff", "--format", "json", str(base_dir), str(base_dir)]) == 0
+    assert not any("--trust-head" in note for note in json.loads(capsys.readouterr().out)["notes"])
+    assert main(["diff", "--trust-head", "--format", "json", str(base_dir), str(base_dir)]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("--trust-head" in note for note in notes) or not confinement_available()

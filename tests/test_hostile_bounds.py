@@ -171,7 +171,7 @@ def test_bench_data_refuses_a_planted_link_and_leaves_its_target_alone(tmp_path:
     data.mkdir()
     (data / "text-bytes70000.json").symlink_to(victim)
     with pytest.raises(Refused, match="LINK_REFUSED"):
-        DataStore(data).session("text", {"bytes": 70_000}, lambda path: path.write_bytes(b""))
+        DataStore(data).session("text", {"bytes": 70_000}, lambda path: None)
     assert victim.read_text("utf-8") == "keep me\n"
 
 
