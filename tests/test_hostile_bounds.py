@@ -165,14 +165,21 @@ def test_fuzz_save_refuses_a_planted_link(
 
 
 def test_bench_data_refuses_a_planted_link_and_leaves_its_target_alone(tmp_path: Path) -> None:
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me\n", "utf-8")
+    # The victim reads as a sidecar of another input, so a store that follows the link would
+    # generate the input again and write its sidecar over the victim.
+    victim = tmp_path / "victim.json"
+    victim.write_text('{"generator": "another"}\n', "utf-8")
     data = tmp_path / "data"
     data.mkdir()
     (data / "text-bytes70000.json").symlink_to(victim)
+
+    def write_empty(path: Path) -> None:
+        path.write_bytes(b"")
+
     with pytest.raises(Refused, match="LINK_REFUSED"):
-        DataStore(data).session("text", {"bytes": 70_000}, lambda path: None)
-    assert victim.read_text("utf-8") == "keep me\n"
+        DataStore(data).session("text", {"bytes": 70_000}, write_empty)
+    assert victim.read_text("utf-8") == '{"generator": "another"}\n'
+
 
 
 def test_bench_data_refuses_a_fifo_instead_of_hanging_on_it(tmp_path: Path) -> None:
