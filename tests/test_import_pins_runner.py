@@ -51,10 +51,15 @@ PINS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("show", "R-001"): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
     ("check-fixtures", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS,
                                    *NEVER),
-    ("diff", "--help"): (BENCH, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
-    ("release", "--help"): (BENCH, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    # diff's confinement of each side's reference (gate/_confine.py) is the adapters' Landlock
+    # launcher: the one adapters module it may load.
+    ("diff", "--help"): (BENCH, FUZZ, HARNESS, f"{ADAPTERS}._subprocess",
+                         f"{ADAPTERS}._in_process", RUN, HYPOTHESIS, *NEVER),
+    ("release", "--help"): (BENCH, FUZZ, HARNESS, f"{ADAPTERS}._subprocess",
+                            f"{ADAPTERS}._in_process", RUN, HYPOTHESIS, *NEVER),
     ("release", "--verify", "/nonexistent/persyk-contract.tar.gz"): (
-        BENCH, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+        BENCH, FUZZ, HARNESS, f"{ADAPTERS}._subprocess", f"{ADAPTERS}._in_process", RUN,
+        HYPOTHESIS, *NEVER),
     ("bench", "--help"): (FUZZ, GATE, HARNESS, CASES, REPORTS, HYPOTHESIS, JSONSCHEMA, *NEVER),
     ("bench", "--list"): (FUZZ, GATE, HARNESS, CASES, REPORTS, HYPOTHESIS, JSONSCHEMA, *NEVER),
     ("compare", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, HYPOTHESIS,

@@ -15,7 +15,8 @@ still owns all of it, in three layers (each used where the platform has it):
 
 Confinement: where the kernel has Landlock, an adapter process may create, write, rename or
 remove files only inside the run's sandbox (and write to existing files under /dev such as
-/dev/null); everything else is refused by the kernel with EACCES. Reads are not restricted.
+/dev/null); everything else is refused by the kernel with EACCES. Reads are not restricted,
+except for the gate's contract sides, whose reads are confined too (issue 31).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import itertools
 import os
 import secrets
 import signal
+import stat
 import struct
 import sys
 import threading
@@ -324,12 +326,20 @@ def _kill(pid: int) -> bool:
 
 # --- Landlock --------------------------------------------------------------------------------
 
+_ACCESS_EXECUTE = 1 << 0
 _ACCESS_WRITE_FILE = 1 << 1
+_ACCESS_READ_FILE = 1 << 2
+_ACCESS_READ_DIR = 1 << 3
 _ACCESS_REMOVE_DIR = 1 << 4
 _ACCESS_REMOVE_FILE = 1 << 5
 _ACCESS_MAKE = sum(1 << bit for bit in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
 _ACCESS_REFER = 1 << 13  # ABI 2
 _ACCESS_TRUNCATE = 1 << 14  # ABI 3
+# The rights a rule on a file (not a directory) may carry; the others are refused with EINVAL.
+_FILE_RIGHTS = _ACCESS_EXECUTE | _ACCESS_WRITE_FILE | _ACCESS_READ_FILE | _ACCESS_TRUNCATE
+_READ = _ACCESS_READ_FILE | _ACCESS_READ_DIR
+_NET_TCP = (1 << 0) | (1 << 1)  # ABI 4: bind and connect, with no rule allowing any port
+_SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6: no abstract unix socket outside the domain
 
 
 def _landlock_abi() -> int:
@@ -348,11 +358,22 @@ def confinement_available() -> bool:
 class Confinement:
     """Landlock rules for an adapter process: writes only beneath ``writable``.
 
+    With ``readable`` (issue 31, the gate's sides), reads too are refused except beneath
+    ``writable``, /dev and the ``readable`` paths, execution except beneath ``executable``, and
+    (``network=False``, Landlock ABI 4 and 6) TCP and abstract unix sockets altogether.
+
     The rule set is prepared in the runner (paths opened there), so the child only makes
     system calls between fork and exec. :meth:`apply` raises OSError if the kernel refuses.
     """
 
-    def __init__(self, writable: Path) -> None:
+    def __init__(
+        self,
+        writable: Path,
+        *,
+        readable: Sequence[Path] | None = None,
+        executable: Sequence[Path] = (),
+        network: bool = True,
+    ) -> None:
         abi = _landlock_abi()
         if abi < 1:
             raise OSError("Landlock is not available")
@@ -361,12 +382,29 @@ class Confinement:
             handled |= _ACCESS_REFER
         if abi >= 3:
             handled |= _ACCESS_TRUNCATE
-        self._attr = ctypes.create_string_buffer(struct.pack("=Q", handled), 8)
+        device = handled & (_ACCESS_WRITE_FILE | _ACCESS_TRUNCATE)
+        rules: list[tuple[Path, int]] = [(writable, handled), (Path("/dev"), device)]
+        if readable is not None:
+            handled |= _READ | _ACCESS_EXECUTE
+            rules = [(writable, handled & ~_ACCESS_EXECUTE), (Path("/dev"), device | _READ)]
+            rules += [(path, _READ) for path in readable]
+            rules += [(path, _READ | _ACCESS_EXECUTE) for path in executable]
+        fields, layout = [handled], "=Q"
+        if not network and abi >= 4:
+            fields, layout = [handled, _NET_TCP], "=QQ"
+            if abi >= 6:
+                fields, layout = [handled, _NET_TCP, _SCOPE_ABSTRACT_UNIX], "=QQQ"
+        self._attr_size = struct.calcsize(layout)
+        self._attr = ctypes.create_string_buffer(struct.pack(layout, *fields), self._attr_size)
         self._fds: list[int] = []
         self._rules: list[ctypes.Array[ctypes.c_char]] = []
-        device_writes = handled & (_ACCESS_WRITE_FILE | _ACCESS_TRUNCATE)
-        for path, access in ((writable, handled), (Path("/dev"), device_writes)):
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        for path, access in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # a system folder this machine lacks (/lib64): nothing to allow
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                access &= _FILE_RIGHTS
             self._fds.append(fd)
             self._rules.append(ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12))
         libc = _c()
@@ -376,7 +414,8 @@ class Confinement:
 
     def apply(self) -> None:
         """In the child before exec: restrict this process and everything it will start."""
-        ruleset = self._syscall(_SYS_LANDLOCK_CREATE_RULESET, self._attr, ctypes.c_size_t(8),
+        ruleset = self._syscall(_SYS_LANDLOCK_CREATE_RULESET, self._attr,
+                                ctypes.c_size_t(self._attr_size),
                                 ctypes.c_uint32(0))
         if ruleset < 0:
             raise OSError(ctypes.get_errno(), "landlock_create_ruleset")

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from .. import records as kit
+from .._bounded import refuse_special
 
 __all__ = [
     "DataStore",
@@ -239,6 +240,10 @@ class DataStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        # --data is the caller's folder (issue 31): a planted link would have a generated input
+        # written over its target, a FIFO would hang the hashing; both are refused, naming them.
+        for _ in refuse_special(root):
+            pass
         self.inputs: dict[str, Input] = {}
 
     def session(

@@ -8,20 +8,21 @@ misplaced fixtures directory must not look like a clean run (as tomli's test_dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 import persyk_contract
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from .._bounded import Refused, loads_bounded, read_json
 from .._profiles import V1, Profile
 
-__all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases"]
+__all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases", "read_manifest"]
 
 # The sub-directories of fixtures/v1 that hold cases, in reporting order.
 CASE_GROUPS: tuple[str, ...] = ("golden", "rejection", "scenario")
@@ -84,15 +85,25 @@ def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
     return problems
 
 
+def read_manifest(manifest_file: Traversable) -> Any:
+    """A case.json, bounded in size and depth, a link refused (issue 31). Raises Refused."""
+    if isinstance(manifest_file, Path):
+        return read_json(manifest_file)
+    return loads_bounded(manifest_file.read_bytes(), manifest_file.name)
+
+
 def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case:
     """Load and validate one case directory; raise :class:`CaseError` if it is malformed."""
     manifest_file = directory / "case.json"
     if not manifest_file.is_file():
         raise CaseError(f"{group}/{directory.name}: no case.json")
     try:
-        manifest = json.loads(manifest_file.read_text("utf-8"))
-    except ValueError as exc:
-        raise CaseError(f"{group}/{directory.name}/case.json: not JSON ({exc})") from None
+        # Bounded in size and depth, a link refused (issue 31): a deep case.json was a traceback.
+        manifest = read_manifest(manifest_file)
+    except Refused as exc:
+        raise CaseError(f"{group}/{directory.name}/case.json: {exc.code}: {exc.detail}") from None
+    if not isinstance(manifest, dict):
+        raise CaseError(f"{group}/{directory.name}/case.json: not a JSON object")
     problems = manifest_problems(manifest, profile)
     if problems:
         raise CaseError(

@@ -37,7 +37,8 @@ from persyk_contract import CatalogCode, Rule, catalog_from_spec, rules_from_spe
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from ._load import CASE_GROUPS, default_root, manifest_problems
+from .._bounded import Refused
+from ._load import CASE_GROUPS, default_root, manifest_problems, read_manifest
 
 __all__ = [
     "CODE_PHASES",
@@ -223,9 +224,9 @@ def _manifests(base: Traversable, problems: list[str]) -> list[tuple[str, dict[s
                 problems.append(f"{where}: not a case directory (no case.json)")
                 continue
             try:
-                manifest = json.loads(manifest_file.read_text("utf-8"))
-            except ValueError as exc:
-                problems.append(f"{where}/case.json: not JSON ({exc})")
+                manifest = read_manifest(manifest_file)  # bounded in size and depth (issue 31)
+            except Refused as exc:
+                problems.append(f"{where}/case.json: {exc.code}: {exc.detail}")
                 continue
             schema_problems = manifest_problems(manifest)
             problems.extend(f"{where}/case.json{p}" for p in schema_problems)

@@ -14,7 +14,6 @@ schema, rule table and error catalog (``persyk_contract.profile_rules``/``profil
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -22,8 +21,9 @@ from typing import Any
 import persyk_contract
 from persyk_contract import catalog_from_spec, rules_from_spec
 
+from .._bounded import Refused
 from .._profiles import Profile
-from ._load import CASE_GROUPS, default_root, manifest_problems
+from ._load import CASE_GROUPS, default_root, manifest_problems, read_manifest
 from ._sanity import expected_codes
 
 __all__ = ["check_profile_fixtures"]
@@ -110,9 +110,9 @@ def _manifests(
                 problems.append(f"{where}: not a case directory (no case.json)")
                 continue
             try:
-                manifest = json.loads(manifest_file.read_text("utf-8"))
-            except ValueError as exc:
-                problems.append(f"{where}/case.json: not JSON ({exc})")
+                manifest = read_manifest(manifest_file)  # bounded in size and depth (issue 31)
+            except Refused as exc:
+                problems.append(f"{where}/case.json: {exc.code}: {exc.detail}")
                 continue
             schema_problems = manifest_problems(manifest, profile)
             problems.extend(f"{where}/case.json{p}" for p in schema_problems)

@@ -12,7 +12,6 @@ resolved on first use.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -68,29 +67,7 @@ def chosen_command(argv: Sequence[str]) -> str:
     return word if any(command.name == word for command in COMMANDS) else ""
 
 
-EXIT_BROKEN_PIPE = 128 + 13  # as a process killed by SIGPIPE reports it
-EXIT_INTERRUPTED = 128 + 2  # as a process killed by SIGINT reports it
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = build_parser(chosen_command(words)).parse_args(words)
-        return exit_status(args.run, args)
-    except BrokenPipeError:
-        # The reader went away (`persyk-conformance list | head -1`): no traceback, and no
-        # second one when Python flushes stdout at exit.
-        _silence_stdout()
-        return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:  # `run` and `bench` catch it themselves and still report
-        print("persyk-conformance: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-
-
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # stdout is no file descriptor (a test's capture)
-        pass
+    args = build_parser(chosen_command(words)).parse_args(words)
+    return exit_status(args.run, args)

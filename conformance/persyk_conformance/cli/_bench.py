@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._bounded import JsonLimits, Refused, read_json
 from ..bench._plot import PlotUnavailable, plot_report
 from ..bench._report import compare, not_publishable, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
@@ -17,6 +18,8 @@ from ._commands import REFERENCE_ADAPTER, Command, SubParsers
 from ._status import UsageProblem, Verdict
 
 __all__ = ["register"]
+
+_REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a bench report of every workload
 
 FAILED = ("invalid", "timeout", "error")
 
@@ -53,7 +56,10 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     for plot in args.plot or ():
         if plot.suffix.lower() not in (".png", ".svg"):
             raise UsageProblem(f"--plot {plot}: use .png or .svg", command="bench")
-    report = run_bench(config, None if args.quiet else sys.stderr)
+    try:
+        report = run_bench(config, None if args.quiet else sys.stderr)
+    except Refused as exc:  # --data holds a link, a FIFO or a device (issue 31)
+        raise UsageProblem(f"--data: {exc}", command="bench") from None
     return _write(report, args)
 
 
@@ -89,9 +95,9 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
 
 def cmd_compare(args: argparse.Namespace) -> Verdict:
     try:
-        old = json.loads(args.old.read_text("utf-8"))
-        new = json.loads(args.new.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
+        old = read_json(args.old, _REPORT_LIMITS)
+        new = read_json(args.new, _REPORT_LIMITS)
+    except Refused as exc:
         raise UsageProblem(str(exc), command="bench compare") from None
     result = compare(old, new, args.threshold)
     for line in result.lines:

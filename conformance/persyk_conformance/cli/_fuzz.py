@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from .._bounded import Refused
 from ._args import positive_int, positive_number
 from ._commands import Command, SubParsers
 from ._status import UsageProblem, Verdict
@@ -81,7 +82,7 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
         from .._protocol import ProtocolViolation
         from ..adapters._interface import AdapterCrashed, AdapterTimedOut
         from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
-        from ..fuzz._save import save_candidate
+        from ..fuzz._save import check_save_folder, save_candidate
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
         raise UsageProblem(f"fuzz needs hypothesis ({exc}); install "
                            "'persyk-session-conformance[fuzz]'") from None
@@ -90,6 +91,11 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
         faults = None if args.faults is None else parse_faults(args.faults)
     except ValueError as exc:
         raise UsageProblem(str(exc)) from None
+    if args.save is not None:
+        try:
+            check_save_folder(args.save)
+        except Refused as exc:
+            raise UsageProblem(f"--save: {exc}", command="fuzz") from None
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     config = FuzzConfig(impl=args.impl, reference=args.reference, examples=args.examples,
                         seed=seed, ops=ops, faults=faults, time_budget=args.time_budget,

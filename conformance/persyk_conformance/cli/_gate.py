@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .._bounded import Refused
 from ..gate._diff import ContractDiff, case_changes, compare
 from ..gate._evidence import (
     Implementation,
@@ -34,14 +34,24 @@ def diff_sides(
     implementations: tuple[Implementation, ...] = (),
     run: bool = True,
     timeout: float = 10.0,
+    trust_head: bool = False,
 ) -> ContractDiff:
-    """Gather the evidence (schemas always; implementations when ``run``) and compare."""
+    """Gather the evidence (schemas always; implementations when ``run``) and compare.
+
+    Each side's reference runs confined for reads and writes unless ``trust_head`` (then the
+    head's reads are not confined); the judging runner is always the installed one."""
     evidence, notes = schema_evidence(base, head)
     changes = case_changes(base, head)
     regressions: dict[str, tuple[str, ...]] = {}
     if run:
-        with tempfile.TemporaryDirectory(prefix="persyk-diff-") as scratch:
-            found, more = reference_evidence(base, head, changes, Path(scratch), timeout)
+        found, more = reference_evidence(base, head, changes, timeout, trust_head=trust_head)
+        from ..adapters._processes import confinement_available  # only when sides run
+
+        if not confinement_available():
+            more.append("this kernel has no Landlock: the sides' references ran with their "
+                        "writes watched, not confined, and their reads unrestricted")
+        elif trust_head:
+            more.append("--trust-head: the head's reference ran with its reads unrestricted")
         evidence += found
         notes += more
         for implementation in implementations:
@@ -57,24 +67,20 @@ def diff_sides(
 
 def cmd_diff(args: argparse.Namespace) -> Verdict:
     repo: Path = args.repo
+    sides: list[ContractSide] = []
     try:
-        base = load_side(args.base, repo)
-    except SideError as exc:
-        raise UsageProblem(str(exc), command="diff") from None
-    try:
-        head = load_side(args.head if args.head is not None else str(repo), repo)
-    except SideError as exc:
-        base.discard()
-        raise UsageProblem(str(exc), command="diff") from None
-    try:
+        sides.append(load_side(args.base, repo))
+        sides.append(load_side(args.head if args.head is not None else str(repo), repo))
         implementations = tuple(Implementation(cmd, cmd) for cmd in args.impl or ())
         diff = diff_sides(
-            base, head, implementations=implementations, run=not args.no_run,
-            timeout=args.timeout,
+            sides[0], sides[1], implementations=implementations, run=not args.no_run,
+            timeout=args.timeout, trust_head=args.trust_head,
         )
-    finally:
-        base.discard()
-        head.discard()
+    except (SideError, Refused) as exc:
+        raise UsageProblem(str(exc), command="diff") from None
+    finally:  # every exit path, an interruption included, removes what the sides unpacked
+        for side in sides:
+            side.discard()
     status = diff.exit_status(allow_documented=args.allow_documented_breaking)
     text = dumps_diff(diff, status) if args.format == "json" else render_diff_markdown(
         diff, status
@@ -100,6 +106,8 @@ def cmd_release(args: argparse.Namespace) -> Verdict:
             raise UsageProblem(str(exc), command="release") from None
         print(f"persyk-conformance release: {exc}", file=sys.stderr)
         return Verdict.FOUND  # the archive was read and does not verify
+    except Refused as exc:  # a link, device, bomb or malformed file: refused, never followed
+        raise UsageProblem(str(exc), command="release") from None
     print(archive)
     return Verdict.CLEAN
 
@@ -127,6 +135,9 @@ def _add_diff(sub: SubParsers, command: Command) -> None:
                       help="run no implementation: manifests and schemas only")
     diff.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                       help="per-step timeout of the runs (default 10)")
+    diff.add_argument("--trust-head", action="store_true",
+                      help="let the head's reference read outside its tree (for a project that "
+                      "vendors its own implementation; never for an untrusted pull request)")
     diff.set_defaults(run=cmd_diff)
 
 

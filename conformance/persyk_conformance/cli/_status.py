@@ -9,20 +9,27 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 2: a usage problem: bad options, a file that cannot be read, nothing selected;
 - 3: ``diff`` only: the bookkeeping of a contract change is inconsistent (docs/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
-  (docs/performance.md).
+  (docs/performance.md);
+- 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
+- 130 (128 + SIGINT): interrupted outside ``run`` and ``bench`` (which catch it themselves
+  and still report what finished).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from enum import Enum
 from typing import TextIO
 
-__all__ = ["EXIT_USAGE", "UsageProblem", "Verdict", "exit_status"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "EXIT_USAGE", "UsageProblem", "Verdict",
+           "exit_status"]
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + 13  # as a process killed by SIGPIPE reports it
+EXIT_INTERRUPTED = 128 + 2  # as a process killed by SIGINT reports it
 
 
 class Verdict(Enum):
@@ -64,4 +71,20 @@ def exit_status(
     except UsageProblem as exc:
         print(exc.line(), file=sys.stderr if stderr is None else stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # No traceback, and no second one when Python flushes stdout at exit.
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("persyk-conformance: interrupted", file=sys.stderr if stderr is None else stderr)
+        return EXIT_INTERRUPTED
     return verdict.value
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no file descriptor (a test's capture)
+        pass

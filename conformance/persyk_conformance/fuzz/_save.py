@@ -11,16 +11,18 @@ keeps candidates apart). ``persyk-conformance run --fixtures <save> --impl CMD``
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._bounded import refuse_special
 from ..cases._load import CASE_GROUPS, manifest_problems
 from ._differential import Answer, Disagreement
 from ._probes import OPS, READS, view_of
 
-__all__ = ["CANDIDATE_BASE", "save_candidate"]
+__all__ = ["CANDIDATE_BASE", "check_save_folder", "save_candidate"]
 
 CANDIDATE_BASE = 9000  # candidate ids are <prefix>-9001.. within one save directory
 _PREFIX = {"golden": "G", "rejection": "R", "scenario": "S"}
@@ -82,9 +84,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "probe"
 
 
+def check_save_folder(save: Path) -> None:
+    """Refuse a ``--save`` folder holding a link, device, FIFO or socket (issue 31): a planted
+    link would have a candidate written over its target. Raises ``_bounded.Refused``."""
+    if os.path.lexists(save):
+        for _ in refuse_special(save):
+            pass
+
+
 def save_candidate(finding: Disagreement, save: Path, *, seed: int, implementation: str,
                    reference: str | None) -> Path:
     """Write the candidate case of ``finding`` under ``save``; return its directory."""
+    check_save_folder(save)
     steps = _steps(finding)
     group = _group(steps)
     folder = save / group

@@ -33,6 +33,8 @@ from typing import Any
 import referencing
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from .._bounded import JsonLimits, Refused, loads_bounded, read_json
+from ._confine import launcher_argv
 from ._diff import READERS, WRITERS, CaseChange, Evidence, case_side
 from ._sides import ContractSide
 
@@ -51,15 +53,18 @@ def _v1_schemas(side: ContractSide) -> dict[str, bytes]:
 
 def _validators(side: ContractSide) -> tuple[Draft202012Validator, Draft202012Validator] | None:
     resources = []
+    documents: dict[str, Any] = {}
     for name, data in side.schemas.items():
         if name.startswith("v1/"):
-            contents = json.loads(data)
+            # A side's schemas are its author's: bounded in depth, refused without an $id.
+            contents = documents[name] = loads_bounded(data, f"{side.label}: schemas/{name}")
+            if not isinstance(contents, dict) or not isinstance(contents.get("$id"), str):
+                raise Refused("SCHEMA_INVALID", f"{side.label}: schemas/{name}", "no string $id")
             resources.append((contents["$id"], referencing.Resource.from_contents(contents)))
-    if not resources:
+    if not resources or not {"v1/header.json", "v1/entry.json"} <= documents.keys():
         return None
     registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
-    header = json.loads(side.schemas["v1/header.json"])
-    entry = json.loads(side.schemas["v1/entry.json"])
+    header, entry = documents["v1/header.json"], documents["v1/entry.json"]
     return (
         Draft202012Validator(header, registry=registry),
         Draft202012Validator(entry, registry=registry),
@@ -154,19 +159,38 @@ class RunVerdicts:
     problem: str | None = None  # why the run gave no verdicts
 
 
-def reference_of(side: ContractSide, scratch: Path) -> Implementation | None:
-    """The side's own reference adapter, when the side carries its source."""
+def reference_of(side: ContractSide, *, trusted: bool = False) -> Implementation | None:
+    """The side's own reference adapter, when the side carries its source, started confined for
+    reads and writes (``_confine``) unless ``trusted``."""
     if side.code_site is None:
         return None
-    launcher = scratch / f"reference-{abs(hash(side.label))}.sh"
-    launcher.write_text(
-        "#!/bin/sh\n"
-        f"PYTHONPATH={shlex.quote(str(side.code_site))} "
-        f"exec {shlex.quote(sys.executable)} -m persyk_session.cli adapter\n",
-        "utf-8",
-    )
-    launcher.chmod(0o755)
-    return Implementation(f"reference {side.version}", shlex.quote(str(launcher)))
+    argv = launcher_argv(side.code_site, side.tree_root or side.code_site, trusted=trusted)
+    return Implementation(f"reference {side.version}", shlex.join(argv))
+
+
+# The judging runner is the installed one, whatever the working directory holds (issue 31): -I
+# keeps the working directory, PYTHON* variables and the user's site off sys.path; the folder the
+# installed package lives in is put first explicitly (a --user install included), and the module
+# imported is checked against the one this process runs before it may judge anything.
+_BOOT = (
+    "import os, sys\n"
+    "sys.path.insert(0, os.path.dirname(os.path.dirname(sys.argv[1])))\n"
+    "import persyk_conformance as p\n"
+    "if os.path.realpath(str(p.__file__)) != sys.argv[1]:\n"
+    "    sys.exit('persyk-conformance: the runner resolved to ' + str(p.__file__)"
+    " + ', not the installed ' + sys.argv[1])\n"
+    "from persyk_conformance.cli import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+# The runner's own JSON report of a few cases is a few hundred KiB at most.
+_REPORT_LIMITS = JsonLimits(max_bytes=64 << 20, max_depth=32)
+_INSTALLED = Path(__file__).resolve().parents[1] / "__init__.py"  # this runner's package
+
+
+def runner_argv(arguments: Sequence[str]) -> list[str]:
+    """``persyk-conformance ARGUMENTS`` as the installed runner, isolated from the caller."""
+    return [sys.executable, "-I", "-c", _BOOT, str(_INSTALLED),
+            *arguments]
 
 
 def run_cases(
@@ -177,21 +201,26 @@ def run_cases(
         return RunVerdicts({})
     with tempfile.TemporaryDirectory(prefix="persyk-diff-run-") as scratch:
         report = Path(scratch) / "report.json"
-        argv = [
-            sys.executable, "-m", "persyk_conformance.cli", "run",
-            "--impl", implementation.command, "--fixtures", str(side.fixtures_root),
+        arguments = [
+            "run", "--impl", implementation.command, "--fixtures", str(side.fixtures_root),
             "--no-harness", "--timeout", str(timeout), "--report", str(report), "--format", "json",
         ]
         for case_id in ids:
-            argv += ["--only", case_id]
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        finished = subprocess.run(argv, capture_output=True, env=env, check=False)
+            arguments += ["--only", case_id]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        finished = subprocess.run(runner_argv(arguments), capture_output=True, env=env,
+                                  cwd=scratch, check=False)
         if not report.is_file():
             tail = finished.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
             return RunVerdicts({}, f"the run gave no report (exit {finished.returncode}): "
                                    + " / ".join(tail))
-        cases = json.loads(report.read_text("utf-8")).get("cases", [])
-    return RunVerdicts({str(c["id"]): str(c["outcome"]) for c in cases})
+        try:
+            document = read_json(report, _REPORT_LIMITS)
+        except Refused as exc:
+            return RunVerdicts({}, f"the run's report is refused ({exc.code})")
+    cases = document.get("cases", []) if isinstance(document, dict) else []
+    return RunVerdicts({str(c.get("id")): str(c.get("outcome")) for c in cases
+                        if isinstance(c, dict)})
 
 
 def failed(verdicts: RunVerdicts) -> list[str]:
@@ -215,13 +244,14 @@ def reference_evidence(
     base: ContractSide,
     head: ContractSide,
     changes: Sequence[CaseChange],
-    scratch: Path,
     timeout: float,
+    *,
+    trust_head: bool = False,
 ) -> tuple[list[Evidence], list[str]]:
     """The base's reference on the head's new cases; the head's on the base's changed files."""
     evidence: list[Evidence] = []
     notes: list[str] = []
-    base_ref, head_ref = reference_of(base, scratch), reference_of(head, scratch)
+    base_ref, head_ref = reference_of(base), reference_of(head, trusted=trust_head)
     new_ids = to_run_on_head(changes)
     if base_ref is None:
         if new_ids:

@@ -17,8 +17,19 @@ import io
 import json
 import tarfile
 import tempfile
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterator, Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .._bounded import (
+    ArchiveLimits,
+    Refused,
+    extract_tar,
+    read_json,
+    read_regular,
+    refuse_special,
+    sha256_file,
+)
 
 __all__ = ["ArchiveUnreadable", "ReleaseError", "build_release", "verify_release"]
 
@@ -63,21 +74,29 @@ class ArchiveUnreadable(ReleaseError):
     ``release --verify`` (exit 2), unlike an archive that is read and does not verify (exit 1)."""
 
 
+_FILE_BYTES = 64 << 20  # the largest file a release packs (the contract's are under 1 MiB)
+_ARCHIVE = ArchiveLimits()
+_SMALL = 16 << 20  # SHA256SUMS
+
+
 def _members(source: Path) -> Iterator[tuple[str, bytes]]:
+    """What the release packs. A symbolic link, device, FIFO or socket anywhere in the packed
+    folders is refused with its path (issue 31): a link would pack what it points at."""
     for checkout_dir, archive_dir, suffixes in _CONTENTS:
         folder = source / checkout_dir
-        if not folder.is_dir():
+        if not folder.is_dir() or folder.is_symlink():
             raise ReleaseError(f"{folder}: missing; release needs a checkout")
-        for path in sorted(folder.rglob("*")):
-            if "__pycache__" in path.parts or not path.is_file():
+        for path in sorted(refuse_special(folder)):
+            if "__pycache__" in path.parts:
                 continue
             if any(path.name.endswith(s) for s in suffixes):
-                yield f"{archive_dir}/{path.relative_to(folder).as_posix()}", path.read_bytes()
+                relative = path.relative_to(folder).as_posix()
+                yield f"{archive_dir}/{relative}", read_regular(path, _FILE_BYTES)
     for checkout_file, archive_file in _SINGLE_FILES:
         path = source / checkout_file
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise ReleaseError(f"{path}: missing; release needs a checkout")
-        yield archive_file, path.read_bytes()
+        yield archive_file, read_regular(path, _FILE_BYTES)
 
 
 def _sha256(data: bytes) -> str:
@@ -89,8 +108,10 @@ def build_release(source: Path, out_dir: Path) -> Path:
     rules_file = source / "contract/persyk_contract/rules.json"
     if not rules_file.is_file():  # not a checkout: a usage problem, as a missing folder is
         raise ReleaseError(f"{rules_file}: missing; release needs a checkout")
-    rules = json.loads(rules_file.read_text("utf-8"))
-    version = str(rules["contractVersion"])
+    rules = read_json(rules_file)
+    if not isinstance(rules, dict) or not isinstance(rules.get("contractVersion"), str):
+        raise ReleaseError(f"{source}: rules.json names no contractVersion")
+    version = rules["contractVersion"]
     files = dict(_members(source))
     files["README.txt"] = _README.format(version=version).encode()
     manifest = {
@@ -121,36 +142,75 @@ def build_release(source: Path, out_dir: Path) -> Path:
     return target
 
 
+def _listed(manifest: Any, where: Path) -> Mapping[str, Mapping[str, Any]]:
+    """MANIFEST.json's ``files``: each a member name with an integer size and a hex SHA-256."""
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not isinstance(manifest.get("contract"), str) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("size"), int)
+        and isinstance(entry.get("sha256"), str) and _is_member_name(name)
+        for name, entry in files.items()
+    ):
+        raise Refused("MANIFEST_INVALID", where,
+                      "'contract' and 'files' (member name -> size, sha256) are required")
+    return files
+
+
+def _is_member_name(name: str) -> bool:
+    """A relative name inside the archive: no absolute path, no '..', no empty part."""
+    parts = PurePosixPath(name).parts
+    return bool(parts) and not PurePosixPath(name).is_absolute() and ".." not in parts \
+        and "\\" not in name and "\0" not in name
+
+
 def verify_release(archive: Path) -> str:
-    """Check every file against MANIFEST.json and SHA256SUMS; return the contract version."""
+    """Check every file against MANIFEST.json and SHA256SUMS; return the contract version.
+
+    Bounded (issue 31): the archive is extracted within ArchiveLimits, every file's size is
+    checked against MANIFEST.json before it is hashed as a stream, and SHA256SUMS may name
+    only members of the archive."""
     with tempfile.TemporaryDirectory(prefix="persyk-release-") as scratch:
         try:
-            data = archive.read_bytes()
+            archive_size = archive.stat().st_size
+            opened = archive.open("rb")
         except OSError as exc:  # missing, unreadable: the caller's problem, not the archive's
             raise ArchiveUnreadable(f"{archive}: cannot be read ({exc})") from None
         try:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-                tar.extractall(scratch, filter="data")
+            with opened, tarfile.open(fileobj=opened, mode="r:gz") as tar:
+                extract_tar(tar, Path(scratch), archive_size, archive, _ARCHIVE)
         except (tarfile.TarError, OSError, EOFError) as exc:
             raise ReleaseError(f"{archive}: not a readable archive ({exc})") from None
         roots = list(Path(scratch).iterdir())
         if len(roots) != 1 or not (roots[0] / "MANIFEST.json").is_file():
             raise ReleaseError(f"{archive}: no single top-level folder with MANIFEST.json")
         root = roots[0]
-        manifest = json.loads((root / "MANIFEST.json").read_text("utf-8"))
-        listed: dict[str, dict[str, object]] = manifest["files"]
+        manifest = read_json(root / "MANIFEST.json")
+        listed = _listed(manifest, root / "MANIFEST.json")
         present = {
-            p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()
+            p.relative_to(root).as_posix() for p in refuse_special(root)
         } - {"MANIFEST.json", "SHA256SUMS"}
         problems = [f"{n}: not in MANIFEST.json" for n in sorted(present - set(listed))]
         problems += [f"{n}: listed but missing" for n in sorted(set(listed) - present)]
         for name in sorted(present & set(listed)):
-            if _sha256((root / name).read_bytes()) != listed[name]["sha256"]:
+            try:
+                digest = sha256_file(root / name, listed[name]["size"])
+            except Refused as exc:
+                problems.append(f"{name}: {exc.detail}")
+                continue
+            if digest != listed[name]["sha256"]:
                 problems.append(f"{name}: SHA-256 differs from MANIFEST.json")
-        for line in (root / "SHA256SUMS").read_text("utf-8").splitlines():
+        members = set(listed) | {"MANIFEST.json"}
+        sums = read_regular(root / "SHA256SUMS", _SMALL).decode("utf-8", "replace")
+        for line in sums.splitlines():
             digest, _, name = line.partition("  ")
-            if not (root / name).is_file() or _sha256((root / name).read_bytes()) != digest:
-                problems.append(f"{name}: SHA256SUMS does not match")
+            if name not in members:  # an absolute path or '..' is hashed nowhere
+                problems.append(f"{name[:200]!r}: SHA256SUMS names no member of the archive")
+                continue
+            size = listed[name]["size"] if name in listed else None
+            try:
+                if sha256_file(root / name, size) != digest:
+                    problems.append(f"{name}: SHA256SUMS does not match")
+            except Refused as exc:
+                problems.append(f"{name}: {exc.detail}")
         if problems:
             raise ReleaseError(f"{archive} does not verify:\n  " + "\n  ".join(problems))
         return str(manifest["contract"])

@@ -20,7 +20,10 @@ from typing import Any
 
 import jsonschema_rs
 
+from .._bounded import JsonLimits, Refused, read_json
 from .._protocol import load_schema, schema_problems
+
+_REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a run report of every case
 
 __all__ = [
     "CompareError",
@@ -93,9 +96,10 @@ class Comparison:
 def load_report(path: Path) -> tuple[Column, list[CaseInfo]]:
     """Read one JSON report; :class:`CompareError` when it is not a valid report."""
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CompareError(f"{path}: not a readable JSON report ({exc})") from None
+        data = read_json(path, _REPORT_LIMITS)  # bounded in size and depth (issue 31)
+    except Refused as exc:
+        raise CompareError(f"{path}: not a readable JSON report ({exc.code}: {exc.detail})"
+                           ) from None
     problems = schema_problems(_report_schema(), data, limit=3)
     if problems:
         raise CompareError(f"{path}: not a report of report.schema.json: {'; '.join(problems)}")

@@ -104,6 +104,12 @@ def _files(node: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
         return
     for child in node.iterdir():
         where = f"{prefix}/{child.name}"
+        if isinstance(child, Path) and not child.is_symlink() and not child.is_file():
+            if child.is_dir():
+                yield from _files(child, where)
+            continue  # a FIFO or device is never opened (issue 31)
+        if isinstance(child, Path) and child.is_symlink():
+            continue  # a harness link: its target is not the case's to plant canaries in
         if child.is_dir():
             yield from _files(child, where)
         elif child.is_file():

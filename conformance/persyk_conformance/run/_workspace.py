@@ -205,6 +205,11 @@ def copy_traversable(source: Traversable, target: Path) -> None:
             copy_traversable(child, target / child.name)
         elif isinstance(child, Path) and stat.S_ISFIFO(child.lstat().st_mode):
             os.mkfifo(target / child.name)  # a harness FIFO (AST-8): recreated, never opened
+        elif isinstance(child, Path) and not stat.S_ISREG(child.lstat().st_mode):
+            # A device or socket in a case tree is refused, never read (issue 31: a character
+            # device was read until MemoryError).
+            raise ValueError(f"{child}: SPECIAL_FILE_REFUSED: a case tree holds a device or "
+                             "socket; it is not read")
         else:
             (target / child.name).write_bytes(child.read_bytes())
 
