@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import _fsutil
-from .._errors import Code, UsageError
+from .._errors import Code, ContractError, UsageError
 from ._index import EntryMeta, IndexBuilder, SessionIndex
 from ._mode import parse_record
 from ._store import feed_lines, index_stream, resolve_session_file
@@ -133,6 +133,8 @@ class _Lease:
     # Put back into the cache once the read succeeded (its descriptor is ``fd``); without
     # it, or when the read fails, ``fd`` is closed.
     keep: CachedSession | None
+    # Set by the body loader when a body no longer reads as validated (changed underneath).
+    spoiled: bool = False
 
 
 class ReadCache:
@@ -190,24 +192,39 @@ class ReadCache:
             raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
         lease = self._refresh(file, self._take((named.st_dev, named.st_ino)))
         try:
-            yield Snapshot(lease.index, self._loader(lease.fd))
+            yield Snapshot(lease.index, self._loader(lease))
+        except ContractError:
+            # An answer about a file that is what the state says (the session's first fault,
+            # a cursor that is not ours): the state still holds, unless a body said otherwise.
+            if lease.spoiled:
+                os.close(lease.fd)
+            else:
+                self._settle(lease)
+            raise
         except BaseException:
             os.close(lease.fd)  # a failed read (a file that shrank, say) keeps nothing
             raise
+        self._settle(lease)
+
+    def _settle(self, lease: _Lease) -> None:
         if lease.keep is not None:
             self._keep(lease.keep)
         else:
             os.close(lease.fd)
 
-    def _loader(self, fd: int) -> Callable[[EntryMeta], dict[str, Any]]:
+    def _loader(self, lease: _Lease) -> Callable[[EntryMeta], dict[str, Any]]:
         counters = self.counters
 
         def load(entry: EntryMeta) -> dict[str, Any]:
-            data = _pread(fd, entry.length, entry.offset)
+            data = _pread(lease.fd, entry.length, entry.offset)
             counters.bytes_loaded += len(data)
             if len(data) != entry.length:
                 raise UsageError(Code.PATH_NOT_FOUND, "the session file shrank while being read")
-            return parse_record(data, line=entry.line)
+            try:
+                return parse_record(data, line=entry.line)
+            except ContractError:
+                lease.spoiled = True  # the bytes changed since they were validated
+                raise
 
         return load
 
