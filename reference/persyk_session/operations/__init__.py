@@ -16,6 +16,7 @@ from typing import Any
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from ..read._context import (
     DEFAULT_TARGET,
+    HISTORY_BODY_TYPES,
     TARGETS,
     LeafSelector,
     ancestry,
@@ -123,7 +124,8 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
     if target not in TARGETS:
         raise UsageError(Code.USAGE, "the argument 'target' names no known target")
     selector = leaf_selector(args)
-    session = open_session(session_arg(args))
+    # The path's bodies come from the validating pass, parsed once (issue 27).
+    session = open_session(session_arg(args), keep=HISTORY_BODY_TYPES)
     problem = _first_problem(session)
     if problem is not None:
         return _error(problem)

@@ -8,10 +8,12 @@ the record limit plus the index, whatever the file size.
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -21,22 +23,61 @@ from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_stream
 from ._index import EntryMeta, IndexBuilder, SessionIndex
-from ._mode import parse_record
+from ._mode import KEEP_PARSED_BODIES, parse_record
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
     "CHUNK_SIZE",
+    "KEPT_BODY_BUDGET",
     "SESSION_FILE",
     "BodyReader",
+    "KeptBodies",
     "OpenSession",
     "index_stream",
     "open_session",
+    "paused_gc",
     "resolve_session_file",
     "resolve_session_file_for_mutation",
 ]
 
 SESSION_FILE = "session.jsonl"
 CHUNK_SIZE = 1 << 20
+# The record bytes whose parsed bodies one read may keep from its validating pass (see
+# KeptBodies): a bound on memory whatever the session's size; bodies past it are read again.
+KEPT_BODY_BUDGET = 64 << 20
+
+
+class KeptBodies:
+    """The parsed bodies of committed entries of some types, kept from the validating pass.
+
+    ``context`` projects the bodies on one path after validating every record (CTX-20); without
+    this store each body on the path is read and parsed a second time. The store keeps what the
+    validating parse produced for the entries it may be asked for, keyed by the record's byte
+    offset (a committed entry's offset is unique), until the kept records' bytes reach
+    ``budget``; an entry beyond that is read again by position, so memory stays bounded. Only a
+    record the builder committed (no finding) is kept, so a body is never one that failed a
+    rule. This is a fast path: ``_mode`` turns it off in the readable mode, whose twin reads
+    every body again (tests/test_context_one_pass.py holds the two to the same histories).
+    """
+
+    def __init__(self, types: frozenset[str], budget: int = KEPT_BODY_BUDGET) -> None:
+        self.types = types
+        self.budget = budget
+        self.kept_bytes = 0
+        self._bodies: dict[int, dict[str, Any]] = {}
+
+    def offer(self, obj: dict[str, Any], offset: int, length: int) -> None:
+        """Keep ``obj``, a committed entry's parsed record, if its type is asked for and the
+        budget allows."""
+        if obj["type"] in self.types and self.kept_bytes + length <= self.budget:
+            self._bodies[offset] = obj
+            self.kept_bytes += length
+
+    def get(self, offset: int) -> dict[str, Any] | None:
+        return self._bodies.get(offset)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
 
 
 def resolve_session_file(path: str | os.PathLike[str]) -> Path:
@@ -93,6 +134,7 @@ def feed_lines(
     chunk_size: int = CHUNK_SIZE,
     first_line: int = 1,
     start_offset: int = 0,
+    kept: KeptBodies | None = None,
 ) -> Iterator[list[Diagnostic]]:
     """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
 
@@ -101,6 +143,7 @@ def feed_lines(
     numbered from ``first_line`` and placed from byte ``start_offset`` (an append continues a
     validated prefix). Yields each line's findings, empty when the line was committed; every
     finding is also in the builder, so reading to the end leaves them all in ``build()``.
+    ``kept`` is offered every committed record (the header too, which it never keeps).
     """
     lines = split_stream(
         read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
@@ -134,16 +177,22 @@ def feed_lines(
             except ContractError as error:
                 found = list(error.diagnostics)
             else:
-                yield builder.add_record(obj, line=line, offset=offset, length=length)
+                found = builder.add_record(obj, line=line, offset=offset, length=length)
+                if kept is not None and not found:
+                    kept.offer(obj, offset, length)
+                yield found
                 continue
         builder.report(found)
         yield found
 
 
-def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) -> SessionIndex:
-    """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule."""
+def index_stream(
+    read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE, kept: KeptBodies | None = None
+) -> SessionIndex:
+    """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule (and
+    keeping the bodies ``kept`` asks for)."""
     builder = IndexBuilder()
-    for _ in feed_lines(builder, read, chunk_size=chunk_size):
+    for _ in feed_lines(builder, read, chunk_size=chunk_size, kept=kept):
         pass
     # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
     return builder.build(empty=not builder.first_seen)
@@ -152,10 +201,18 @@ def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) 
 class BodyReader:
     """Reads entry bodies by position from one read-only descriptor; use as a context manager."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, kept: KeptBodies | None = None) -> None:
         self._file: IO[bytes] = _open_read_only(path)
+        self._kept = kept
+        self._paused_gc = False
+        self.reads = 0  # bodies read and parsed again (the kept ones are not)
 
     def __call__(self, entry: EntryMeta) -> dict[str, Any]:
+        if self._kept is not None:
+            body = self._kept.get(entry.offset)
+            if body is not None:
+                return body
+        self.reads += 1
         self._file.seek(entry.offset)
         data = self._file.read(entry.length)
         if len(data) != entry.length:
@@ -164,8 +221,16 @@ class BodyReader:
 
     def close(self) -> None:
         self._file.close()
+        if self._paused_gc:
+            self._paused_gc = False
+            gc.enable()
 
     def __enter__(self) -> BodyReader:
+        # The fast path projects from kept bodies: pause the cyclic collector meanwhile (see
+        # paused_gc); the readable twin leaves it alone.
+        if self._kept is not None and gc.isenabled():
+            gc.disable()
+            self._paused_gc = True
         return self
 
     def __exit__(
@@ -183,6 +248,7 @@ class OpenSession:
 
     path: Path
     index: SessionIndex
+    kept: KeptBodies | None = None
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -193,24 +259,50 @@ class OpenSession:
         return self.index.valid
 
     def bodies(self) -> BodyReader:
-        """A body loader with one open descriptor, for reading many entries."""
-        return BodyReader(self.path)
+        """A body loader with one open descriptor, for reading many entries (the bodies kept
+        from the validating pass are served without reading)."""
+        return BodyReader(self.path, self.kept)
 
     def read_entry(self, entry: EntryMeta) -> dict[str, Any]:
         with self.bodies() as load:
             return load(entry)
 
 
-def open_session(path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE) -> OpenSession:
-    """Resolve ``path``, stream its session file into an index, and keep the index only.
+def open_session(
+    path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE,
+    keep: frozenset[str] = frozenset(), keep_budget: int = KEPT_BODY_BUDGET,
+) -> OpenSession:
+    """Resolve ``path``, stream its session file into an index, and keep the index only --
+    and, in the fast mode, the parsed bodies of entries of the ``keep`` types (up to
+    ``keep_budget`` record bytes, see :class:`KeptBodies`), which the caller is about to read.
 
     Read-only: the file is opened for reading and nothing is created (APP-1, CTX-19); only
     session.jsonl is opened, never an asset, so an absent or different asset file never makes
     a session invalid (AST-8)."""
     file_path = resolve_session_file(path)
-    with _open_read_only(file_path) as stream:
-        index = index_stream(stream.read, chunk_size=chunk_size)
-    return OpenSession(path=file_path, index=index)
+    kept = KeptBodies(keep, keep_budget) if keep and KEEP_PARSED_BODIES else None
+    with _open_read_only(file_path) as stream, paused_gc(kept is not None):
+        index = index_stream(stream.read, chunk_size=chunk_size, kept=kept)
+    return OpenSession(path=file_path, index=index, kept=kept)
+
+
+@contextmanager
+def paused_gc(pause: bool = True) -> Iterator[None]:
+    """Run the block without the cyclic garbage collector (when ``pause``).
+
+    Keeping parsed bodies grows the heap by tens of thousands of containers, and each automatic
+    collection walks all of them again: at 100,000 entries the collector took about half of a
+    ``context`` call (docs/results/2026-12-03-paged-read.md). Parsed JSON holds no reference
+    cycles, so reference counting frees it all the same; the collector resumes afterwards (it
+    is not re-enabled if the caller had it off)."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _open_read_only(path: Path) -> IO[bytes]:
