@@ -415,3 +415,22 @@ def test_property_catches_a_cache_that_lacks_a_guarantee(fake: CacheClass) -> No
 def test_fresh_reader_and_cache_agree_on_the_header_only_session(tmp_path: Path) -> None:
     write_session(tmp_path / "s", line(header(HEADER_ID)))
     assert both(ReadCache(), tmp_path / "s", 3, None) == ("page", (), None)
+
+
+def test_failed_refresh_closes_the_cached_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = write_session(tmp_path / "s", header_line() + records("m", 2))
+    cache = ReadCache()
+    read_page(tmp_path / "s", 5, cache=cache)
+    appended(file, records("x", 1, parent="m1"))
+    open_before = len(os.listdir("/proc/self/fd"))
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be read")
+
+    monkeypatch.setattr(cache, "_extend", failing)
+    with pytest.raises(UsageError):
+        read_page(tmp_path / "s", 5, cache=cache)
+    assert len(cache) == 0
+    assert len(os.listdir("/proc/self/fd")) == open_before - 1  # the cached descriptor

@@ -230,14 +230,18 @@ class ReadCache:
 
     def _refresh(self, file: os.PathLike[str], cached: CachedSession | None) -> _Lease:
         if cached is not None:
-            stat = os.fstat(cached.fd)
-            decision = self.decide(cached, (stat.st_dev, stat.st_ino), stat.st_size,
-                                   stat.st_ctime_ns)
+            try:
+                stat = os.fstat(cached.fd)
+                decision = self.decide(cached, (stat.st_dev, stat.st_ino), stat.st_size,
+                                       stat.st_ctime_ns)
+                if decision is Refresh.EXTEND:
+                    return self._extend(cached, stat.st_ctime_ns)
+            except BaseException:
+                os.close(cached.fd)  # taken out of the cache: nobody else closes it
+                raise
             if decision is Refresh.REUSE:
                 self.counters.reuses += 1
                 return _Lease(cached.fd, cached.index, cached)
-            if decision is Refresh.EXTEND:
-                return self._extend(cached, stat.st_ctime_ns)
             os.close(cached.fd)
         return self._validate_all(file)
 
