@@ -171,9 +171,18 @@ def equal_to_the_readable_twin(store_class: StoreClass, *, shrink: bool = True) 
             readable = opened(file, None)
             assume(readable.index.valid)
             fast = opened(file, store_class(HISTORY_BODY_TYPES, budget))
-            assert history_of(fast, selector)[0] == history_of(readable, selector)[0]
+            assert _projected(fast, selector) == _projected(readable, selector)
 
     prove()
+
+
+def _projected(session: OpenSession, selector: LeafSelector) -> object:
+    """The history, or the kind of exception projecting it raised (a wrong body may lack a
+    member the projection reads)."""
+    try:
+        return history_of(session, selector)[0]
+    except Exception as error:  # compared, not hidden: the readable twin raises nothing here
+        return type(error).__name__
 
 
 def _records(shape: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
