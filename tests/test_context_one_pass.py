@@ -1,5 +1,5 @@
 """Context in one pass (issue 27, point 2): the bodies on the selected path come from the
-validating pass (``_store.KeptBodies``), parsed once, and the history is the one the readable
+validating pass (``_bodies_fast.KeptBodies``), parsed once, and the history is the one the readable
 twin gets by reading each body again (CTX-4..CTX-11 unchanged).
 
 Each guarantee has a check, shown to fail on a store lacking exactly it
@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from persyk_conformance.records import custom, custom_message, removed, text, user
 from persyk_conformance.records import message as message_entry
 from persyk_session.operations import op_context
+from persyk_session.read._bodies_fast import KeptBodies
 from persyk_session.read._context import (
     HISTORY_BODY_TYPES,
     History,
@@ -33,7 +34,7 @@ from persyk_session.read._context import (
     select_leaf,
 )
 from persyk_session.read._mode import KEEP_PARSED_BODIES
-from persyk_session.read._store import KeptBodies, OpenSession, index_stream, open_session
+from persyk_session.read._store import OpenSession, index_stream, open_session
 
 StoreClass = Callable[[frozenset[str], int], KeptBodies]
 

@@ -7,7 +7,7 @@ mutation validates the whole committed file (no live index, ``_live``). Unset or
 (the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
 proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
 the live index, and keeps the bodies ``context`` projects from its validating pass
-(``_store.KeptBodies``). Both modes give the same results; the agreement tests
+(``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement tests
 (tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
 tests/test_context_one_pass.py) and the conformance suite, run in both modes, hold them to it.
 
@@ -38,7 +38,7 @@ if MODE not in _MODES:
     raise ImportError(f"PERSYK_SESSION_MODE must be one of {', '.join(_MODES)}")
 READABLE: Final = MODE == "readable"
 # The fast mode keeps the bodies a read is about to project from its validating pass
-# (``_store.KeptBodies``); the readable mode reads each of them again.
+# (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
 KEEP_PARSED_BODIES: Final = not READABLE
 
 if READABLE:

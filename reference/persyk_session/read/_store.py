@@ -13,7 +13,6 @@ import io
 import os
 import stat
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -22,64 +21,24 @@ from typing import IO, Any
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_stream
+from ._bodies_fast import KEPT_BODY_BUDGET, KeptBodies, paused_gc
 from ._index import EntryMeta, IndexBuilder, SessionIndex
 from ._mode import KEEP_PARSED_BODIES, parse_record
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
     "CHUNK_SIZE",
-    "KEPT_BODY_BUDGET",
     "SESSION_FILE",
     "BodyReader",
-    "KeptBodies",
     "OpenSession",
     "index_stream",
     "open_session",
-    "paused_gc",
     "resolve_session_file",
     "resolve_session_file_for_mutation",
 ]
 
 SESSION_FILE = "session.jsonl"
 CHUNK_SIZE = 1 << 20
-# The record bytes whose parsed bodies one read may keep from its validating pass (see
-# KeptBodies): a bound on memory whatever the session's size; bodies past it are read again.
-KEPT_BODY_BUDGET = 64 << 20
-
-
-class KeptBodies:
-    """The parsed bodies of committed entries of some types, kept from the validating pass.
-
-    ``context`` projects the bodies on one path after validating every record (CTX-20); without
-    this store each body on the path is read and parsed a second time. The store keeps what the
-    validating parse produced for the entries it may be asked for, keyed by the record's byte
-    offset (a committed entry's offset is unique), until the kept records' bytes reach
-    ``budget``; an entry beyond that is read again by position, so memory stays bounded. Only a
-    record the builder committed (no finding) is kept, so a body is never one that failed a
-    rule. This is a fast path: ``_mode`` turns it off in the readable mode, whose twin reads
-    every body again (tests/test_context_one_pass.py holds the two to the same histories).
-    """
-
-    def __init__(self, types: frozenset[str], budget: int = KEPT_BODY_BUDGET) -> None:
-        self.types = types
-        self.budget = budget
-        self.kept_bytes = 0
-        self._bodies: dict[int, dict[str, Any]] = {}
-
-    def offer(self, obj: dict[str, Any], offset: int, length: int) -> None:
-        """Keep ``obj``, a committed entry's parsed record, if its type is asked for and the
-        budget allows."""
-        if obj["type"] in self.types and self.kept_bytes + length <= self.budget:
-            self._bodies[offset] = obj
-            self.kept_bytes += length
-
-    def get(self, offset: int) -> dict[str, Any] | None:
-        return self._bodies.get(offset)
-
-    def __len__(self) -> int:
-        return len(self._bodies)
-
-
 def resolve_session_file(path: str | os.PathLike[str]) -> Path:
     """``path`` itself if it is a file, ``path/session.jsonl`` if it is a session directory."""
     # os.stat rather than Path.is_dir/is_file: this runs on every append (one or two stats).
@@ -284,25 +243,6 @@ def open_session(
     with _open_read_only(file_path) as stream, paused_gc(kept is not None):
         index = index_stream(stream.read, chunk_size=chunk_size, kept=kept)
     return OpenSession(path=file_path, index=index, kept=kept)
-
-
-@contextmanager
-def paused_gc(pause: bool = True) -> Iterator[None]:
-    """Run the block without the cyclic garbage collector (when ``pause``).
-
-    Keeping parsed bodies grows the heap by tens of thousands of containers, and each automatic
-    collection walks all of them again: at 100,000 entries the collector took about half of a
-    ``context`` call (docs/results/2026-12-03-paged-read.md). Parsed JSON holds no reference
-    cycles, so reference counting frees it all the same; the collector resumes afterwards (it
-    is not re-enabled if the caller had it off)."""
-    if not pause or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _open_read_only(path: Path) -> IO[bytes]:
