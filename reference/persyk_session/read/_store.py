@@ -39,6 +39,8 @@ __all__ = [
 
 SESSION_FILE = "session.jsonl"
 CHUNK_SIZE = 1 << 20
+
+
 def resolve_session_file(path: str | os.PathLike[str]) -> Path:
     """``path`` itself if it is a file, ``path/session.jsonl`` if it is a session directory."""
     # os.stat rather than Path.is_dir/is_file: this runs on every append (one or two stats).
