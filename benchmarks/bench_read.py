@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from persyk_conformance.bench._floors import parse_every_line, parse_every_line_mapped
 from persyk_session.operations import op_context
+from persyk_session.read._context import LeafSelector, effective_history, select_leaf
 from persyk_session.read._store import open_session
 
 from benchmarks._sessions import audio_heavy_session, branched_session, size_from_env, text_session
@@ -97,6 +98,21 @@ def test_context_projection_branched(benchmark: Any, branched_dir: Path) -> None
     result = benchmark.pedantic(op_context, args=({"session": str(branched_dir)},), rounds=3)
     assert "messages" in result, result
     benchmark.extra_info["messages_on_leaf_path"] = len(result["messages"])
+
+
+def _context_two_pass(directory: Path) -> dict[str, Any]:
+    """The readable twin of ``context``: validate, then read and parse each path body again."""
+    session = open_session(directory)
+    leaf = select_leaf(session.index, LeafSelector.default())
+    with session.bodies() as load:
+        return effective_history(session.index, leaf, load).to_json()
+
+
+@pytest.mark.benchmark(group="context")
+def test_context_two_pass_twin_branched(benchmark: Any, branched_dir: Path) -> None:
+    # Issue 27: the one-pass projection above against the two passes it replaced.
+    result = benchmark.pedantic(_context_two_pass, args=(branched_dir,), rounds=3)
+    assert result == op_context({"session": str(branched_dir)})
 
 
 # VmHWM (peak resident set of this process image), not ru_maxrss: on Linux ru_maxrss survives

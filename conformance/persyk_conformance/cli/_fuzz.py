@@ -120,6 +120,24 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
     if finding is None:
         print("fuzz: no disagreement")
         return Verdict.CLEAN
+    _print_finding(report)
+    if args.save is not None:
+        where = save_candidate(finding, args.save, seed=seed, implementation=args.impl,
+                               reference=args.reference)
+        print(f"fuzz: candidate case saved in {where}")
+    return Verdict.FOUND
+
+
+SESSION_LINES = 20  # lines of the shrunk session printed
+
+
+def _print_finding(report: FuzzReport) -> None:
+    """The disagreement: where, what differs, both replies, the shrunk session marked as
+    ``show`` marks it."""
+    from ..reports._show import escape_bytes  # here: `fuzz --help` loads no case machinery
+
+    finding = report.finding
+    assert finding is not None
     step = finding.probe.steps[finding.step]
     print(f"fuzz: DISAGREEMENT on {finding.probe.origin}, step {finding.step + 1} ({step.op}), "
           f"shrunk in {report.shrink_calls} call(s):")
@@ -129,21 +147,12 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
     print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
     print(f"  session.jsonl ({len(finding.probe.data)} bytes, marked as `show` marks "
           "them):")
-    from ..reports._show import escape_bytes  # here: `fuzz --help` loads no case machinery
-
     lines = escape_bytes(finding.probe.data)
     for line in lines[:SESSION_LINES]:
         print(f"    {_brief(line)}")
     if len(lines) > SESSION_LINES:
         print(f"    ... {len(lines) - SESSION_LINES} more line(s) (--save keeps them all)")
-    if args.save is not None:
-        where = save_candidate(finding, args.save, seed=seed, implementation=args.impl,
-                               reference=args.reference)
-        print(f"fuzz: candidate case saved in {where}")
-    return Verdict.FOUND
 
-
-SESSION_LINES = 20  # lines of the shrunk session printed
 
 
 def _brief(value: object, limit: int = 400) -> str:

@@ -15,7 +15,7 @@ without importing any (PEP 562 ``__getattr__`` for the ``op_*`` names).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy sees them; at run time __getattr__ imports on first use
@@ -93,15 +93,29 @@ def _resolve(function: str) -> Operation:
     return operation
 
 
-class _Operations(Mapping[str, Operation]):
+class _Operations(MutableMapping[str, Operation]):
     """The dispatch table: its keys are known without an import; a lookup imports the one
-    module that holds the operation."""
+    module that holds the operation. Assigning a name replaces that operation for the adapter
+    and the CLI (the test fakes wrap the reference this way); deleting it restores it."""
+
+    def __init__(self) -> None:
+        self._replaced: dict[str, Operation] = {}
 
     def __getitem__(self, name: str) -> Operation:
+        if name in self._replaced:
+            return self._replaced[name]
         module_function = _TABLE.get(name)
         if module_function is None:
             raise KeyError(name)
         return _resolve(module_function[1])
+
+    def __setitem__(self, name: str, operation: Operation) -> None:
+        if name not in _TABLE:
+            raise KeyError(f"{name}: no such operation")
+        self._replaced[name] = operation
+
+    def __delitem__(self, name: str) -> None:
+        del self._replaced[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(_TABLE)
@@ -114,7 +128,7 @@ class _Operations(Mapping[str, Operation]):
 
 
 # The adapter and the CLI go through it.
-OPERATIONS: Mapping[str, Operation] = _Operations()
+OPERATIONS: MutableMapping[str, Operation] = _Operations()
 
 
 def __getattr__(name: str) -> Operation:

@@ -8,6 +8,7 @@ from typing import Any
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from ..read._context import (
     DEFAULT_TARGET,
+    HISTORY_BODY_TYPES,
     TARGETS,
     effective_history,
     select_leaf,
@@ -57,7 +58,9 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
     if target not in TARGETS:
         raise UsageError(Code.USAGE, "the argument 'target' names no known target")
     selector = leaf_selector(args)
-    session = open_session(session_arg(args))
+    # The bodies on the path are parsed once (read/_bodies_fast.py): the validating pass keeps
+    # those of the history types, and the projection reads them back from memory.
+    session = open_session(session_arg(args), keep=HISTORY_BODY_TYPES)
     problem = first_problem(session)
     if problem is not None:
         return error_result(problem)

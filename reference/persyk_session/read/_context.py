@@ -21,6 +21,7 @@ from .._errors import Code, ContractError, Diagnostic
 from ._index import EntryMeta, SessionIndex
 
 __all__ = [
+    "HISTORY_BODY_TYPES",
     "TARGETS",
     "History",
     "LeafSelector",
@@ -36,6 +37,9 @@ LoadBody = Callable[[EntryMeta], dict[str, Any]]
 
 # CTX-6, CTX-8: only these entry types are conversation content; custom state is kept apart.
 CONVERSATION_TYPES = frozenset({"message", "custom_message"})
+# The entry types whose bodies effective_history reads (CTX-6, CTX-11): a read that projects
+# context keeps these from its validating pass (``open_session(keep=...)``).
+HISTORY_BODY_TYPES = CONVERSATION_TYPES | {"custom"}
 
 # CTX-15, CTX-16: block types each target API accepts in a message's content. Anything else
 # (including unknown blocks, which history keeps unchanged) is omitted at this layer only.

@@ -6,9 +6,10 @@ table of plain tuples (``_entries``); neither orjson nor jsonschema_rs is import
 mutation validates the whole committed file (no live index, ``_live``). Unset or ``fast``
 (the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
 proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
-the live index. Both modes give the same results; the agreement tests (tests/test_records*.py,
-tests/test_jsontestsuite.py, tests/test_schema_agreement.py) and the conformance suite, run in
-both modes, hold them to it.
+the live index, and keeps the bodies ``context`` projects from its validating pass
+(``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement tests
+(tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
+tests/test_context_one_pass.py) and the conformance suite, run in both modes, hold them to it.
 
 The I/O edge and the builder import the chosen functions from here; the core modules never do.
 """
@@ -19,6 +20,7 @@ import os
 from typing import Final
 
 __all__ = [
+    "KEEP_PARSED_BODIES",
     "MODE",
     "READABLE",
     "EntryTable",
@@ -35,6 +37,9 @@ MODE: Final = os.environ.get("PERSYK_SESSION_MODE") or "fast"
 if MODE not in _MODES:
     raise ImportError(f"PERSYK_SESSION_MODE must be one of {', '.join(_MODES)}")
 READABLE: Final = MODE == "readable"
+# The fast mode keeps the bodies a read is about to project from its validating pass
+# (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
+KEEP_PARSED_BODIES: Final = not READABLE
 
 if READABLE:
     from ._entries import EntryList as EntryTable

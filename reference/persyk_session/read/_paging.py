@@ -6,6 +6,12 @@ is ``<byte offset of the next entry>.<header fingerprint>`` in URL-safe base64. 
 (SHA-256 of the header's canonical JSON, 16 hex digits) makes a cursor from another session
 ``CURSOR_INVALID``; an offset that is not the start of an entry (a stale or forged cursor) is
 ``CURSOR_INVALID`` too. Reading never takes the lock or writes anything (CTX-19).
+
+A page costs O(page), not O(session): :func:`read_page` asks a per-process
+:class:`~._read_cache.ReadCache` for the session, which validates the whole file once and then
+only the bytes appended since (or all of it again for a replaced or rewritten file).
+:func:`read_page_validating` is its readable twin, validating the whole file for every page;
+tests/test_read_cache.py holds the two to the same pages and errors.
 """
 
 from __future__ import annotations
@@ -15,15 +21,25 @@ import binascii
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from .._errors import Code, ContractError, Diagnostic, UsageError
-from ._index import SessionIndex
+from ._index import EntryMeta, SessionIndex
 from ._mode import dumps_json
+from ._read_cache import ReadCache
 from ._store import open_session
 
-__all__ = ["MAX_PAGE_SIZE", "Page", "decode_cursor", "encode_cursor", "read_page"]
+__all__ = [
+    "MAX_PAGE_SIZE",
+    "PROCESS_CACHE",
+    "Page",
+    "decode_cursor",
+    "encode_cursor",
+    "read_page",
+    "read_page_validating",
+]
 
 MAX_PAGE_SIZE: Final = 1000
 _CURSOR_BODY: Final = re.compile(r"^(0|[1-9][0-9]{0,18})\.([0-9a-f]{16})$")
@@ -84,28 +100,63 @@ def page_bounds(index: SessionIndex, page_size: int, cursor: str | None) -> tupl
     return start, min(start + page_size, len(index.entries))
 
 
-def read_page(path: str | os.PathLike[str], page_size: int, cursor: str | None = None) -> Page:
-    """One page of entries (full records, file order) and the cursor of the next page.
+# The adapter process and library callers share this cache (one per process, as ``_live``).
+PROCESS_CACHE: Final = ReadCache()
 
-    Raises UsageError(USAGE) for a page size outside 1..1000, ContractError with the session's
-    first fault for an invalid session (CTX-20), ContractError(CURSOR_INVALID) for a bad cursor.
-    """
+
+def _check_page_size(page_size: int) -> None:
     if isinstance(page_size, bool) or not isinstance(page_size, int) or not (
         1 <= page_size <= MAX_PAGE_SIZE
     ):
         raise UsageError(Code.USAGE, "pageSize must be an integer from 1 to 1000")
-    session = open_session(path)
-    index = session.index
-    if not index.valid:
-        raise ContractError([index.diagnostics[0]] if index.diagnostics else [Diagnostic(
-            Code.HEADER_NOT_FIRST, line=1, detail="the session has no header")])
+
+
+def _first_fault(index: SessionIndex) -> ContractError:
+    return ContractError([index.diagnostics[0]] if index.diagnostics else [Diagnostic(
+        Code.HEADER_NOT_FIRST, line=1, detail="the session has no header")])
+
+
+def _page(
+    index: SessionIndex, load: Callable[[EntryMeta], dict[str, Any]], page_size: int,
+    cursor: str | None,
+) -> Page:
+    """The page of a valid session's index, its bodies read through ``load``."""
     assert index.header is not None
     start, stop = page_bounds(index, page_size, cursor)
-    with session.bodies() as load:
-        entries = tuple(load(entry) for entry in index.entries[start:stop])
+    entries = tuple(load(entry) for entry in index.entries[start:stop])
     following = (
         encode_cursor(index.entries[stop].offset, header_fingerprint(index.header))
         if stop < len(index.entries)
         else None
     )
     return Page(entries, following)
+
+
+def read_page(
+    path: str | os.PathLike[str], page_size: int, cursor: str | None = None, *,
+    cache: ReadCache = PROCESS_CACHE,
+) -> Page:
+    """One page of entries (full records, file order) and the cursor of the next page.
+
+    Raises UsageError(USAGE) for a page size outside 1..1000, ContractError with the session's
+    first fault for an invalid session (CTX-20), ContractError(CURSOR_INVALID) for a bad cursor.
+    The session is validated through ``cache``: wholly the first time, then only what was
+    appended since (see ``_read_cache``).
+    """
+    _check_page_size(page_size)
+    with cache.session(path) as session:
+        if not session.index.valid:
+            raise _first_fault(session.index)
+        return _page(session.index, session.load, page_size, cursor)
+
+
+def read_page_validating(
+    path: str | os.PathLike[str], page_size: int, cursor: str | None = None
+) -> Page:
+    """:func:`read_page` validating the whole file for this page alone (the readable twin)."""
+    _check_page_size(page_size)
+    session = open_session(path)
+    if not session.index.valid:
+        raise _first_fault(session.index)
+    with session.bodies() as load:
+        return _page(session.index, load, page_size, cursor)

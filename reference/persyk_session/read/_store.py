@@ -8,6 +8,7 @@ the record limit plus the index, whatever the file size.
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import stat
@@ -20,8 +21,9 @@ from typing import IO, Any
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_stream
+from ._bodies_fast import KEPT_BODY_BUDGET, KeptBodies, paused_gc
 from ._index import EntryMeta, IndexBuilder, SessionIndex
-from ._mode import parse_record
+from ._mode import KEEP_PARSED_BODIES, parse_record
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
@@ -93,6 +95,7 @@ def feed_lines(
     chunk_size: int = CHUNK_SIZE,
     first_line: int = 1,
     start_offset: int = 0,
+    kept: KeptBodies | None = None,
 ) -> Iterator[list[Diagnostic]]:
     """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
 
@@ -101,6 +104,7 @@ def feed_lines(
     numbered from ``first_line`` and placed from byte ``start_offset`` (an append continues a
     validated prefix). Yields each line's findings, empty when the line was committed; every
     finding is also in the builder, so reading to the end leaves them all in ``build()``.
+    ``kept`` is offered every committed record (the header too, which it never keeps).
     """
     lines = split_stream(
         read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
@@ -134,16 +138,22 @@ def feed_lines(
             except ContractError as error:
                 found = list(error.diagnostics)
             else:
-                yield builder.add_record(obj, line=line, offset=offset, length=length)
+                found = builder.add_record(obj, line=line, offset=offset, length=length)
+                if kept is not None and not found:
+                    kept.offer(obj, offset, length)
+                yield found
                 continue
         builder.report(found)
         yield found
 
 
-def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) -> SessionIndex:
-    """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule."""
+def index_stream(
+    read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE, kept: KeptBodies | None = None
+) -> SessionIndex:
+    """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule (and
+    keeping the bodies ``kept`` asks for)."""
     builder = IndexBuilder()
-    for _ in feed_lines(builder, read, chunk_size=chunk_size):
+    for _ in feed_lines(builder, read, chunk_size=chunk_size, kept=kept):
         pass
     # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
     return builder.build(empty=not builder.first_seen)
@@ -152,10 +162,18 @@ def index_stream(read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE) 
 class BodyReader:
     """Reads entry bodies by position from one read-only descriptor; use as a context manager."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, kept: KeptBodies | None = None) -> None:
         self._file: IO[bytes] = _open_read_only(path)
+        self._kept = kept
+        self._paused_gc = False
+        self.reads = 0  # bodies read and parsed again (the kept ones are not)
 
     def __call__(self, entry: EntryMeta) -> dict[str, Any]:
+        if self._kept is not None:
+            body = self._kept.get(entry.offset)
+            if body is not None:
+                return body
+        self.reads += 1
         self._file.seek(entry.offset)
         data = self._file.read(entry.length)
         if len(data) != entry.length:
@@ -164,8 +182,16 @@ class BodyReader:
 
     def close(self) -> None:
         self._file.close()
+        if self._paused_gc:
+            self._paused_gc = False
+            gc.enable()
 
     def __enter__(self) -> BodyReader:
+        # The fast path projects from kept bodies: pause the cyclic collector meanwhile (see
+        # paused_gc); the readable twin leaves it alone.
+        if self._kept is not None and gc.isenabled():
+            gc.disable()
+            self._paused_gc = True
         return self
 
     def __exit__(
@@ -183,6 +209,7 @@ class OpenSession:
 
     path: Path
     index: SessionIndex
+    kept: KeptBodies | None = None
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -193,24 +220,31 @@ class OpenSession:
         return self.index.valid
 
     def bodies(self) -> BodyReader:
-        """A body loader with one open descriptor, for reading many entries."""
-        return BodyReader(self.path)
+        """A body loader with one open descriptor, for reading many entries (the bodies kept
+        from the validating pass are served without reading)."""
+        return BodyReader(self.path, self.kept)
 
     def read_entry(self, entry: EntryMeta) -> dict[str, Any]:
         with self.bodies() as load:
             return load(entry)
 
 
-def open_session(path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE) -> OpenSession:
-    """Resolve ``path``, stream its session file into an index, and keep the index only.
+def open_session(
+    path: str | os.PathLike[str], *, chunk_size: int = CHUNK_SIZE,
+    keep: frozenset[str] = frozenset(), keep_budget: int = KEPT_BODY_BUDGET,
+) -> OpenSession:
+    """Resolve ``path``, stream its session file into an index, and keep the index only --
+    and, in the fast mode, the parsed bodies of entries of the ``keep`` types (up to
+    ``keep_budget`` record bytes, see :class:`KeptBodies`), which the caller is about to read.
 
     Read-only: the file is opened for reading and nothing is created (APP-1, CTX-19); only
     session.jsonl is opened, never an asset, so an absent or different asset file never makes
     a session invalid (AST-8)."""
     file_path = resolve_session_file(path)
-    with _open_read_only(file_path) as stream:
-        index = index_stream(stream.read, chunk_size=chunk_size)
-    return OpenSession(path=file_path, index=index)
+    kept = KeptBodies(keep, keep_budget) if keep and KEEP_PARSED_BODIES else None
+    with _open_read_only(file_path) as stream, paused_gc(kept is not None):
+        index = index_stream(stream.read, chunk_size=chunk_size, kept=kept)
+    return OpenSession(path=file_path, index=index, kept=kept)
 
 
 def _open_read_only(path: Path) -> IO[bytes]:
