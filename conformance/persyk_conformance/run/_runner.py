@@ -34,7 +34,7 @@ from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut, Stric
 from ..cases._explain import case_folder, expectation_lines
 from ..cases._load import Case, Step
 from ..cases._match import match
-from ..cases._steps import resolve_paths
+from ..cases._steps import OutsideWorkspace, resolve_paths
 from ._conditions import prepare_workspace, resolve_results
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
@@ -313,9 +313,15 @@ class Runner:
             if not self._started and not self._ensure_started(verdict):
                 return  # the adapter killed after the previous step (crashAfter) did not restart
             # $resultOf: a value of an earlier result; $path: a workspace path (SRCH cases).
-            args = absolutize(resolve_paths(resolve_results(step.args, results), workspace),
-                              workspace, self.profile.path_args)
-            expect = resolve_paths(step.expect, workspace)
+            try:
+                args = absolutize(resolve_paths(resolve_results(step.args, results), workspace),
+                                  workspace, self.profile.path_args)
+                expect = resolve_paths(step.expect, workspace)
+            except OutsideWorkspace as exc:
+                # Confinement (issue 31): nothing outside the workspace is read, reported or
+                # deleted, whatever the case or an earlier result names.
+                verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
+                return
             conditions = step.harness or {}
             verdict.current = (number, step.op)  # where a bound is passed, if one is
             performed = self._perform(planned, step, args, workspace, verdict, number)
