@@ -315,7 +315,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     summary = (f"appended {len(result.get('appended', []))} record(s), published "
                f"{len(result.get('published', []))} message(s); halted: "
                f"{(result.get('halted') or {}).get('code', 'no')}")
-    return _report(result, args.json, summary)
+    status = _report(result, args.json, summary)
+    # APP-19 and the exit table: a replay halted by a failed write is an I/O error (CAP-12)
+    halted = result.get("halted") or {}
+    return EXIT_USAGE if halted.get("code") == Code.IO_FAILED else status
 
 
 # --- adapter -----------------------------------------------------------------------------------
