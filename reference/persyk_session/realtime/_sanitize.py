@@ -132,6 +132,16 @@ _ENCODED_RUN = re.compile(r"[A-Za-z0-9%+/=_.~-]{12,}")
 _DECODE_LIMIT = 4096
 
 
+# Base64 of text below 0x80 starts every 4-character group with one of the first 32 symbols of
+# either alphabet (a byte below 0x80 has its top bit clear): speed-up only, so that audio and
+# other binary runs are not decoded at all.
+_LOW_SYMBOLS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
+
+
+def _may_be_text(run: str) -> bool:
+    return all(symbol in _LOW_SYMBOLS for symbol in run[::4])
+
+
 def _decodings(run: str, depth: int = 2) -> Iterator[str]:
     if depth == 0:
         return
@@ -140,7 +150,7 @@ def _decodings(run: str, depth: int = 2) -> Iterator[str]:
         if plain != run:
             yield plain
             yield from _decodings(plain, depth - 1)
-    if len(run) >= 16:
+    if len(run) >= 16 and _may_be_text(run):
         body = run.rstrip("=")
         padded = body + "=" * (-len(body) % 4)
         for alphabet in (b"+/", b"-_"):
@@ -309,11 +319,16 @@ def _clean_members(
         yield shown, cleaned
 
 
+@lru_cache(maxsize=4096)  # speed-up only: provider events repeat the same few names
+def _sanitized_name(name: str) -> str:
+    return sanitize_text(name)
+
+
 def _member_names(members: dict[str, Any]) -> dict[str, str]:
     """RT-29 rev. 2: a member name is scanned like a value (``sk-proj-...`` as a name). RT-2
     rev. 2: names that sanitize alike stay distinct members (``[REDACTED]#2``, ...), numbered
     around the names that did not change, so no collision loses a member."""
-    cleaned = {key: sanitize_text(key) for key in members}
+    cleaned = {key: _sanitized_name(key) for key in members}
     taken = {key for key, shown in cleaned.items() if shown == key}
     names: dict[str, str] = {}
     for key, shown in cleaned.items():
