@@ -178,3 +178,27 @@ def test_an_absolute_path_inside_the_workspace_stays_and_one_beside_it_is_refuse
     for outside in (str(tmp_path / "wsx"), str(workspace / ".." / "victim"), "/etc"):
         with pytest.raises(OutsideWorkspace):
             absolutize({"session": outside}, workspace)
+
+
+@pytest.mark.usefixtures("without_loader_checks")
+@pytest.mark.parametrize("where", ["files", "prepare-remove", "holdLock"])
+def test_the_runner_confines_files_checks_and_harness_paths_too(
+    tmp_path: Path, victim: Path, where: str
+) -> None:
+    """Without the schema, a ``files`` key could read an outside file into a report, a
+    ``prepare`` action remove one and ``holdLock`` create one."""
+    cases = tmp_path / "cases"
+    outside = "../" * 12 + str(victim / "session.jsonl").lstrip("/")
+    planted = step("validate", session="session")
+    if where == "files":
+        planted["files"] = {outside: {"equals": "tree/session/session.jsonl"}}
+    elif where == "prepare-remove":
+        planted["harness"] = {"prepare": [{"remove": outside}]}
+    else:
+        planted["harness"] = {"holdLock": "../" * 12 + str(victim / "planted.lock").lstrip("/")}
+    plant(cases, [planted])
+    record = execute(RunConfig(fixtures=cases, harness=False, confine=False))
+    [result] = record.results
+    assert str(result.outcome) == "error" and "fixture problem" in result.reason
+    assert_untouched(victim, record)
+    assert sorted(p.name for p in victim.iterdir()) == ["session.jsonl"]

@@ -34,7 +34,7 @@ from ..adapters._adapters import Adapter, AdapterCrashed, AdapterTimedOut, Stric
 from ..cases._explain import case_folder, expectation_lines
 from ..cases._load import Case, Step
 from ..cases._match import match
-from ..cases._steps import OutsideWorkspace, resolve_paths
+from ..cases._steps import OutsideWorkspace, confined, resolve_paths
 from ._conditions import prepare_workspace, resolve_results
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
@@ -339,7 +339,11 @@ class Runner:
                     for change in diff_snapshots(before, after)
                 ]
             if step.files:
-                problems += check_files(step.files, workspace, before, case.directory)
+                try:
+                    problems += check_files(step.files, workspace, before, case.directory)
+                except OutsideWorkspace as exc:
+                    verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
+                    return
             if problems:
                 verdict.set(Outcome.FAIL, "the result does not match", number, step.op)
                 verdict.mismatches.extend(problems)
@@ -380,6 +384,9 @@ class Runner:
             return None
         except StrictModeViolation as exc:
             verdict.set(Outcome.ERROR, str(exc), number, step.op)
+            return None
+        except OutsideWorkspace as exc:  # a prepare or holdLock path (issue 31)
+            verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
             return None
         if isinstance(reply, Internal):
             verdict.set(
@@ -443,7 +450,7 @@ def held_lock(workspace: Path, relative: str | Sequence[str] | None) -> Iterator
     held: list[int] = []
     try:
         for name in names:
-            path = workspace / name
+            path = confined(workspace, name, "holdLock")
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             held.append(fd)

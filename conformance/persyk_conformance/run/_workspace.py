@@ -315,14 +315,16 @@ def check_files(
     before: Snapshot,
     case_directory: Traversable,
 ) -> list[str]:
-    """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it."""
+    """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it.
+    A key that is no relative name inside the workspace is :class:`OutsideWorkspace`."""
     problems: list[str] = []
     for rel, check in checks.items():
+        path = confined(workspace, rel, "a files key")  # issue 31: nothing outside is read
         kind = next((name for name in _FILE_CHECKS if name in check), None)
         if kind is not None:
-            problems += _FILE_CHECKS[kind](_FileCheck(rel, workspace / rel, check, before,
+            problems += _FILE_CHECKS[kind](_FileCheck(rel, path, check, before,
                                                       case_directory))
-        elif (found := capture_file_check(rel, check, workspace / rel)) is not None:
+        elif (found := capture_file_check(rel, check, path)) is not None:
             problems += found  # locked, wav (_capture_harness)
         else:
             problems.append(f"{rel}: unknown file check {sorted(check)}")
