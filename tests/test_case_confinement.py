@@ -8,6 +8,7 @@ read, reported or deleted."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 from fakes.casetree import HEADER, fake
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from persyk_conformance.cases import _load
 from persyk_conformance.cases._load import CaseError, load_case, manifest_problems
 from persyk_conformance.cases._steps import OutsideWorkspace, path_problem, step_path_problems
@@ -202,3 +205,27 @@ def test_the_runner_confines_files_checks_and_harness_paths_too(
     assert str(result.outcome) == "error" and "fixture problem" in result.reason
     assert_untouched(victim, record)
     assert sorted(p.name for p in victim.iterdir()) == ["session.jsonl"]
+
+
+# --- the schema and the runner agree on every path, and what both accept stays inside ---------
+
+SEGMENT = st.one_of(st.sampled_from(["", ".", "..", "...", "a", "session", "x.bin", "a\\b",
+                                     "\x00", " ", "é"]),
+                    st.text(alphabet="ab./\\\x00-_", max_size=4))
+PATHS = st.one_of(st.lists(SEGMENT, min_size=1, max_size=5).map("/".join),
+                  st.text(max_size=12))
+
+
+@settings(max_examples=400, deadline=None)
+@given(PATHS)
+def test_the_schema_and_the_runner_agree_and_accepted_paths_stay_inside(value: str) -> None:
+    workspace = Path("/persyk/ws")
+    by_schema = not manifest_problems(manifest([step("validate", session=value)]))
+    by_runner = path_problem(value) is None
+    assert by_schema == by_runner, (value, by_schema, by_runner)
+    if by_runner:
+        joined = os.path.normpath(absolutize({"session": value}, workspace)["session"])
+        assert Path(joined).is_relative_to(workspace) and joined != str(workspace)
+    else:
+        with pytest.raises(OutsideWorkspace):
+            absolutize({"session": value}, workspace)
