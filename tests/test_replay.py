@@ -184,3 +184,17 @@ def test_without_a_recording_audio_lines_are_not_written_and_input_gets_its_own_
     assert [type(step).__name__ for step in steps] == ["PlannedRecord", "PlannedRecord"]
     record = steps[1]
     assert isinstance(record, PlannedRecord) and record.media[0].wav_range is None
+
+
+@pytest.mark.parametrize(("start", "at", "expected"), [
+    ("2026-01-01T00:00:00Z", 7, "2026-01-01T00:00:00.007Z"),
+    ("2026-01-01T00:00:00.5Z", 1, "2026-01-01T00:00:00.501Z"),
+    ("2026-01-01T00:00:00.123456789Z", 0, "2026-01-01T00:00:00.123Z"),
+    ("2026-01-01T01:30:00+01:30", 2, "2026-01-01T00:00:00.002Z"),
+    ("2025-12-31T23:00:00-01:00", 0, "2026-01-01T00:00:00.000Z"),
+], ids=["no-fraction", "one-digit", "nine-digits", "plus-offset", "minus-offset"])
+def test_the_virtual_clock_starts_at_any_header_timestamp(
+    start: str, at: int, expected: str
+) -> None:
+    """ENV-4 allows these in a header; replay crashed on all but ``.fffZ`` (issue 31)."""
+    assert timestamp_at(start, at) == expected

@@ -19,7 +19,8 @@ codes, positions, JSON pointers and fixed texts written here.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "Diagnostic",
     "PersykError",
     "UsageError",
+    "io_failures",
 ]
 
 
@@ -177,3 +179,14 @@ class UsageError(PersykError):
         self.code = code
         self.detail = detail
         super().__init__(f"{code}: {detail}")
+
+
+@contextmanager
+def io_failures(detail: str) -> Iterator[None]:
+    """APP-19 rev. 2: an ``OSError`` raised inside the body (a full disk, no inode left, a file
+    size limit, EIO) is ``IO_FAILED`` with ``detail``, exit status 2. The operating system's
+    message is dropped, since it may name a path (DIAG-1)."""
+    try:
+        yield
+    except OSError:
+        raise ContractError([Diagnostic(Code.IO_FAILED, detail=detail)]) from None

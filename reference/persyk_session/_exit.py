@@ -26,8 +26,14 @@ USAGE_OR_IO_CODES: Final = frozenset({"PATH_NOT_FOUND", "USAGE", "IO_FAILED", "D
 
 
 def exit_status(result: Mapping[str, Any]) -> int:
-    """0, 1 or 2 for an operation's JSON result: its ``error``'s code, else ``valid``."""
+    """0, 1 or 2 for an operation's JSON result: its ``error``'s code, a replay's ``halted``
+    code, else ``valid``."""
     error = result.get("error")
     if error is not None:
         return EXIT_USAGE if error.get("code") in USAGE_OR_IO_CODES else EXIT_REFUSED
+    # A replay that halted on a failed write is an I/O error (APP-19 rev. 2, CAP-12); a halt
+    # on a script's own fault is the replay's result, not the command's failure.
+    halted = result.get("halted")
+    if isinstance(halted, Mapping) and halted.get("code") == "IO_FAILED":
+        return EXIT_USAGE
     return EXIT_REFUSED if result.get("valid") is False else EXIT_OK

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from .._bounded import Refused, loads_bounded, read_json
 from .._profiles import V1, Profile
+from ._steps import step_path_problems
 
 __all__ = ["CASE_GROUPS", "Case", "CaseError", "Step", "case_schema", "load_cases", "read_manifest"]
 
@@ -116,6 +117,17 @@ def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case
         )
     if manifest["kind"] != group:
         raise CaseError(f"{group}/{directory.name}: a {manifest['kind']} case in the {group} group")
+    outside = [
+        problem
+        for number, s in enumerate(manifest["steps"], start=1)
+        for problem in step_path_problems(number, s["args"], s["expect"], profile.path_args)
+    ]
+    if outside:
+        # Confinement (issue 31): a step names only relative names inside its workspace
+        raise CaseError(
+            f"{group}/{directory.name}/case.json ({manifest['id']}): a step path is not a "
+            "relative name inside the workspace:\n  " + "\n  ".join(outside)
+        )
     steps = tuple(
         Step(
             op=s["op"],

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cases._steps import confined
+
 __all__ = ["capture_file_check", "is_locked", "prepare_workspace", "resolve_results", "wav_fields"]
 
 
@@ -55,10 +57,12 @@ def _lookup(step: Any, pointer: Any, results: Sequence[Mapping[str, Any] | None]
 
 
 def prepare_workspace(workspace: Path, actions: Sequence[Mapping[str, Any]]) -> None:
-    """Carry out a step's ``prepare`` actions, in order, inside the workspace."""
+    """Carry out a step's ``prepare`` actions, in order, inside the workspace: every path they
+    name is confined to it (OutsideWorkspace otherwise; a symlink's target may point anywhere,
+    since the link is what the case plants)."""
     for action in actions:
         if "symlink" in action:
-            link = workspace / action["symlink"]
+            link = confined(workspace, action["symlink"], "prepare symlink")
             if link.is_dir() and not link.is_symlink():
                 shutil.rmtree(link)
             elif link.exists() or link.is_symlink():
@@ -66,26 +70,27 @@ def prepare_workspace(workspace: Path, actions: Sequence[Mapping[str, Any]]) -> 
             link.parent.mkdir(parents=True, exist_ok=True)
             os.symlink(action["target"], link)
         elif "fifo" in action:
-            path = workspace / action["fifo"]
+            path = confined(workspace, action["fifo"], "prepare fifo")
             path.parent.mkdir(parents=True, exist_ok=True)
             os.mkfifo(path)
         elif "directory" in action:
-            (workspace / action["directory"]).mkdir(parents=True, exist_ok=True)
+            directory = confined(workspace, action["directory"], "prepare directory")
+            directory.mkdir(parents=True, exist_ok=True)
         elif "swap" in action:
-            path = workspace / action["swap"]
+            path = confined(workspace, action["swap"], "prepare swap")
             copy = path.with_name(path.name + ".persyk-swap")
             shutil.copyfile(path, copy)
             os.rename(copy, path)
         elif "remove" in action:
-            path = workspace / action["remove"]
+            path = confined(workspace, action["remove"], "prepare remove")
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink()
         elif "rename" in action:
-            target = workspace / action["to"]
+            target = confined(workspace, action["to"], "prepare to")
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(workspace / action["rename"], target)
+            os.rename(confined(workspace, action["rename"], "prepare rename"), target)
         else:
             raise ValueError(f"unknown prepare action {sorted(action)}")
 

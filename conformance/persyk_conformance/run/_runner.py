@@ -34,7 +34,7 @@ from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, Stri
 from ..cases._explain import case_folder, expectation_lines
 from ..cases._load import Case, Step
 from ..cases._match import match
-from ..cases._steps import resolve_paths
+from ..cases._steps import OutsideWorkspace, confined, resolve_paths
 from ._conditions import prepare_workspace, resolve_results
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
@@ -319,9 +319,15 @@ class Runner:
             if not self._started and not self._ensure_started(verdict):
                 return  # the adapter killed after the previous step (crashAfter) did not restart
             # $resultOf: a value of an earlier result; $path: a workspace path (SRCH cases).
-            args = absolutize(resolve_paths(resolve_results(step.args, results), workspace),
-                              workspace, self.profile.path_args)
-            expect = resolve_paths(step.expect, workspace)
+            try:
+                args = absolutize(resolve_paths(resolve_results(step.args, results), workspace),
+                                  workspace, self.profile.path_args)
+                expect = resolve_paths(step.expect, workspace)
+            except OutsideWorkspace as exc:
+                # Confinement (issue 31): nothing outside the workspace is read, reported or
+                # deleted, whatever the case or an earlier result names.
+                verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
+                return
             conditions = step.harness or {}
             verdict.current = (number, step.op)  # where a bound is passed, if one is
             performed = self._perform(planned, step, args, workspace, verdict, number)
@@ -339,7 +345,11 @@ class Runner:
                     for change in diff_snapshots(before, after)
                 ]
             if step.files:
-                problems += check_files(step.files, workspace, before, case.directory)
+                try:
+                    problems += check_files(step.files, workspace, before, case.directory)
+                except OutsideWorkspace as exc:
+                    verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
+                    return
             if problems:
                 verdict.set(Outcome.FAIL, "the result does not match", number, step.op)
                 verdict.mismatches.extend(problems)
@@ -380,6 +390,9 @@ class Runner:
             return None
         except StrictModeViolation as exc:
             verdict.set(Outcome.ERROR, str(exc), number, step.op)
+            return None
+        except OutsideWorkspace as exc:  # a prepare or holdLock path (issue 31)
+            verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
             return None
         if isinstance(reply, Internal):
             verdict.set(
@@ -443,7 +456,7 @@ def held_lock(workspace: Path, relative: str | Sequence[str] | None) -> Iterator
     held: list[int] = []
     try:
         for name in names:
-            path = workspace / name
+            path = confined(workspace, name, "holdLock")
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             held.append(fd)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._protocol import PATH_ARGS
+from ..cases._steps import confined
 from ._conditions import capture_file_check
 from ._record_lines import record_file_problems
 
@@ -293,13 +294,24 @@ def absolutize(
     args: Mapping[str, Any], workspace: Path, keys: frozenset[str] = PATH_ARGS
 ) -> dict[str, Any]:
     """The step's args with every path key (PATH_ARGS, or a profile's) made absolute inside the
-    workspace."""
+    workspace; :class:`OutsideWorkspace` for a value that is no relative name inside it."""
     out = dict(args)
     for key in keys & out.keys():
+        # Confinement (issue 31): a relative name inside the workspace, or OutsideWorkspace
         value = out[key]
-        if isinstance(value, str):
-            out[key] = str(workspace / value)
+        if not isinstance(value, str):  # another type is a usage fault the case may test
+            continue
+        if not _absolute_inside(workspace, value):  # a resolved $path, a result's path
+            out[key] = str(confined(workspace, value, f"the argument {key!r}"))
     return out
+
+
+def _absolute_inside(workspace: Path, value: str) -> bool:
+    """An absolute path already inside the workspace, by its spelling (no ``..``, ``.`` or
+    empty segment): what a resolved ``$path`` or a ``$resultOf`` path of this workspace is."""
+    if not value.startswith("/") or os.path.normpath(value) != value:
+        return False
+    return Path(value).is_relative_to(workspace)
 
 
 def check_files(
@@ -308,14 +320,16 @@ def check_files(
     before: Snapshot,
     case_directory: Traversable,
 ) -> list[str]:
-    """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it."""
+    """The failed ``files`` checks of one step. ``unchanged`` compares with the state before it.
+    A key that is no relative name inside the workspace is :class:`OutsideWorkspace`."""
     problems: list[str] = []
     for rel, check in checks.items():
+        path = confined(workspace, rel, "a files key")  # issue 31: nothing outside is read
         kind = next((name for name in _FILE_CHECKS if name in check), None)
         if kind is not None:
-            problems += _FILE_CHECKS[kind](_FileCheck(rel, workspace / rel, check, before,
+            problems += _FILE_CHECKS[kind](_FileCheck(rel, path, check, before,
                                                       case_directory))
-        elif (found := capture_file_check(rel, check, workspace / rel)) is not None:
+        elif (found := capture_file_check(rel, check, path)) is not None:
             problems += found  # locked, wav (_capture_harness)
         else:
             problems.append(f"{rel}: unknown file check {sorted(check)}")

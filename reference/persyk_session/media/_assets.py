@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import _fsutil
-from .._errors import Code, ContractError, Diagnostic, UsageError
+from .._errors import Code, ContractError, Diagnostic, UsageError, io_failures
 from ..read._store import SESSION_FILE
 
 __all__ = [
@@ -96,9 +96,10 @@ def open_assets_dir(session_fd: int, *, create: bool = False) -> int:
     except OSError as error:
         raise _refusal_of(error, "the assets directory") from None
     # Made by someone else meanwhile: open it below, still without following links.
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(ASSETS_DIR, 0o755, dir_fd=session_fd)
-    os.fsync(session_fd)
+    with io_failures("the assets directory cannot be made"):  # APP-19: no inode, no space
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(ASSETS_DIR, 0o755, dir_fd=session_fd)
+        os.fsync(session_fd)
     try:
         return os.open(ASSETS_DIR, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
                        dir_fd=session_fd)
@@ -244,16 +245,21 @@ def write_protocol_asset(session: str, data: bytes, mime_type: str) -> dict[str,
         except FileExistsError:
             raise ContractError([Diagnostic(
                 Code.ASSET_EXISTS, detail="exclusive creation found the name taken")]) from None
+        except OSError:  # APP-19: no inode left for the file
+            raise ContractError([Diagnostic(
+                Code.IO_FAILED, detail="the protocol asset cannot be created")]) from None
         try:
-            _fsutil.write_all(fd, data)
-            os.fsync(fd)
+            with io_failures("writing or syncing the protocol asset failed"):  # APP-19
+                _fsutil.write_all(fd, data)
+                os.fsync(fd)
+                os.fsync(assets_fd)  # AST-18: the name is durable before the answer
         except BaseException:
             os.close(fd)
+            # nothing is acknowledged, so nothing half-written stays under the name
             with contextlib.suppress(OSError):
                 os.unlink(name, dir_fd=assets_fd)
             raise
         os.close(fd)
-        os.fsync(assets_fd)
     return {
         "status": "available",
         "path": f"{ASSETS_DIR}/{name}",

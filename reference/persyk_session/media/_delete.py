@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from .._errors import Code, ContractError, Diagnostic, UsageError
+from .._errors import Code, ContractError, Diagnostic, UsageError, io_failures
 from ..read._store import SESSION_FILE
 from ..write._lock import session_lock
 from ._assets import ASSETS_DIR, identity
@@ -73,11 +73,12 @@ def delete_session(session: str, *, confirm: bool, timeout: float | None = None)
             raise ContractError([Diagnostic(
                 Code.ASSET_IDENTITY_CHANGED,
                 detail="the path no longer names the session directory; nothing was touched")])
-        os.makedirs(staging, exist_ok=True)
         target = staging / f"{path.name}.{secrets.token_hex(16)}"
-        os.rename(path, target)
-        _fsync_dir(staging)
-        _fsync_dir(path.parent)
+        with io_failures("moving the session out of discovery failed"):  # APP-19, CAP-30
+            os.makedirs(staging, exist_ok=True)
+            os.rename(path, target)
+            _fsync_dir(staging)
+            _fsync_dir(path.parent)
     # The locks were released with their descriptors (inside the staged tree); clean up.
     _remove_staged(staging, path.name)
     return {"action": "deleted"}

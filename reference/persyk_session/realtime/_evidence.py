@@ -24,9 +24,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from .._errors import Code, UsageError
@@ -152,10 +153,31 @@ class _Connections:
         return number
 
 
+# ENV-4: seconds, an optional fraction of 1 to 9 digits, then Z or an offset. The start is the
+# session header's timestamp, so any valid one may come (a header without a fraction crashed
+# replay before, found by tests/test_full_disks.py).
+_TIMESTAMP = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?"
+    r"(Z|([+-])([0-9]{2}):([0-9]{2}))"
+)
+
+
 def timestamp_at(start: str, at: int) -> str:
-    """ENV-4 Timestamp ``at`` milliseconds after ``start`` (the replay's virtual clock)."""
-    moment = datetime.strptime(start, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    moment += timedelta(milliseconds=at)
+    """ENV-4 Timestamp ``at`` milliseconds after ``start`` (the replay's virtual clock), in UTC
+    with milliseconds."""
+    parts = _TIMESTAMP.fullmatch(start)
+    if parts is None:
+        raise UsageError(Code.USAGE, "the replay's start is not a Timestamp (ENV-4)")
+    offset = timedelta(0)
+    if parts[3] != "Z":
+        offset = timedelta(hours=int(parts[5]), minutes=int(parts[6]))
+        offset = -offset if parts[4] == "-" else offset
+    try:
+        moment = datetime.strptime(parts[1], "%Y-%m-%dT%H:%M:%S").replace(
+            microsecond=int((parts[2] or "0").ljust(6, "0")[:6]), tzinfo=timezone(offset))
+    except ValueError:
+        raise UsageError(Code.USAGE, "the replay's start is not a Timestamp (ENV-4)") from None
+    moment = moment.astimezone(UTC) + timedelta(milliseconds=at)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 

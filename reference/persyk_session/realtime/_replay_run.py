@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import Code, ContractError, Diagnostic, UsageError
+from .._errors import Code, ContractError, Diagnostic, UsageError, io_failures
 from ..media._assets import ASSETS_DIR, write_protocol_asset
 from ..media._capture import Capture, finish_capture, release_capture, start_capture, write_frames
 from ..media._wav import duration_ms
@@ -122,8 +122,10 @@ class _Run:
         encoding = "base64"  # the payload carried the bytes as base64 at plan.pointer (RT-6)
         if plan.wav_range is not None and self.capture is not None:
             start, end = plan.wav_range
-            os.fsync(self.capture.fd)  # RT-7: the capture's bytes are durable first
-            if os.pread(self.capture.fd, end - start, start) == plan.data:  # RT-8
+            with io_failures("syncing the capture WAV failed"):  # APP-19: halts (CAP-12)
+                os.fsync(self.capture.fd)  # RT-7: the capture's bytes are durable first
+                same = os.pread(self.capture.fd, end - start, start) == plan.data
+            if same:  # RT-8
                 return {"status": "available", "path": f"{ASSETS_DIR}/{self.capture.name}",
                         "mimeType": "audio/wav", "byteRange": {"start": start, "end": end},
                         "encoding": encoding}

@@ -4,7 +4,10 @@ Pure functions, no I/O. :func:`sanitize` takes one JSON value (a provider event 
 returns a copy in which every credential is replaced, with the JSON pointer of every replaced
 value (RT-2). :func:`sanitize_url` does the same for one URL (an ``api_connection`` endpoint).
 What counts as a credential is docs/spec.md's list (RT-29..RT-33); it may grow in a compatible
-contract version, never shrink.
+contract version, never shrink. The lists are read by meaning (RT-29..RT-32 rev. 2): names are
+compared without case in every header shape, member names are scanned like values, a value is
+also checked percent- and base64-decoded, a string holding JSON is sanitized as JSON, and text
+naming a credential header (``Authorization: Token ...``) loses the header's value.
 
 How a credential is replaced (RT-2): the whole JSON value becomes the string ``"[REDACTED]"``,
 so that every pointer in ``redactions`` still resolves and no array index moves; inside a longer
@@ -15,12 +18,15 @@ value ``REDACTED``.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 __all__ = ["PLACEHOLDER", "Sanitized", "sanitize", "sanitize_text", "sanitize_url"]
 
@@ -52,12 +58,24 @@ _SECRET_PAIRS = frozenset({
 })
 
 
+_SEPARATORS = re.compile(r"[^a-z0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def _spellings(name: str) -> tuple[tuple[str, ...], ...]:
+    """RT-29 rev. 2, RT-30 rev. 2: a name's words read two ways, so that case never hides a
+    credential: split at case changes (``apiKey``), and lower-cased then split at separators
+    only (``AuThOrIzAtIoN``, ``X-API-KEY``: HTTP header names have no case)."""
+    plain = tuple(word for word in _SEPARATORS.split(name.lower()) if word)
+    return (name_words(name), plain)
+
+
 def is_secret_member(name: str) -> bool:
     """RT-29: ``api_key``, ``apiKey``, ``access_token``, ``client_secret``, ``password``, ..."""
-    words = name_words(name)
-    if not words:
-        return False
-    return words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_PAIRS
+    return any(
+        words and (words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_PAIRS)
+        for words in _spellings(name)
+    )
 
 
 # RT-30: an HTTP header (or a URL query parameter) whose name says it carries a credential.
@@ -69,7 +87,7 @@ _CREDENTIAL_WORDS = frozenset({
 
 def is_secret_header(name: str) -> bool:
     """RT-30: ``Authorization``, ``api-key``, ``x-api-key``, ``X-Amz-Signature``, ``Cookie``..."""
-    return any(word in _CREDENTIAL_WORDS for word in name_words(name))
+    return any(word in _CREDENTIAL_WORDS for words in _spellings(name) for word in words)
 
 
 # -- values --------------------------------------------------------------------------------------
@@ -83,6 +101,11 @@ _SECRET_VALUES = re.compile(
     r"|(?P<secret4>AIza[0-9A-Za-z_-]{35})"  # Google API keys
     r"|\b(?i:bearer)[ \t]+(?P<secret5>[A-Za-z0-9._~+/=-]{8,})"  # a bearer token in text
     r"|openai-insecure-api-key\.(?P<secret6>[^\s,;\"']+)"  # OpenAI's WebSocket subprotocol
+    # RT-31 rev. 2: a credential header written out in text ("Authorization: Token abc",
+    # "x-api-key=abc"); its value goes, after an optional scheme word, which stays readable.
+    r"|(?i:\b(?:proxy-)?authorization|\bx-api-key|\bapi-key|\bx-goog-api-key|\bcookie)"
+    r"[ \t]*[:=][ \t]*[\"']?(?!(?i:(?:bearer|basic|token|digest|key)[ \t]+)?\[?REDACTED\b)"
+    r"(?i:(?:bearer|basic|token|digest|key)[ \t]+)?(?P<secret7>[^\s,;\"']{4,})"
 )
 # RT-32: a URL anywhere in a string.
 _URL = re.compile(r"\b(?:https?|wss?)://[^\s\"'<>\\]+", re.IGNORECASE)
@@ -100,6 +123,63 @@ def _replace_secrets(text: str) -> str:
     return _SECRET_VALUES.sub(hide, text)
 
 
+# RT-31 rev. 2: an encoded secret is a secret. Runs that may be percent-encoded or base64 are
+# decoded (twice at most: base64 of a percent-encoded key) and replaced whole when what they
+# decode to holds a secret. Runs longer than _DECODE_LIMIT are not decoded: they are media
+# (base64 audio), and decoding them all would make replay quadratic in practice (docs/realtime.md
+# states the limit).
+_ENCODED_RUN = re.compile(r"[A-Za-z0-9%+/=_.~-]{12,}")
+_DECODE_LIMIT = 4096
+
+
+# Base64 of text below 0x80 starts every 4-character group with one of the first 32 symbols of
+# either alphabet (a byte below 0x80 has its top bit clear): speed-up only, so that audio and
+# other binary runs are not decoded at all.
+_LOW_SYMBOLS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
+
+
+def _may_be_text(run: str) -> bool:
+    return all(symbol in _LOW_SYMBOLS for symbol in run[::4])
+
+
+def _decodings(run: str, depth: int = 2) -> Iterator[str]:
+    if depth == 0:
+        return
+    if "%" in run:
+        plain = unquote(run)
+        if plain != run:
+            yield plain
+            yield from _decodings(plain, depth - 1)
+    if len(run) >= 16 and _may_be_text(run):
+        body = run.rstrip("=")
+        padded = body + "=" * (-len(body) % 4)
+        for alphabet in (b"+/", b"-_"):
+            try:
+                raw = base64.b64decode(padded, altchars=alphabet, validate=True)
+                text = raw.decode("utf-8")
+            except (binascii.Error, ValueError):
+                continue
+            if text.isprintable():
+                yield text
+                yield from _decodings(text, depth - 1)
+
+
+def _holds_secret(text: str) -> bool:
+    return _SECRET_VALUES.search(text) is not None
+
+
+def _replace_encoded(text: str) -> str:
+    def hide(match: re.Match[str]) -> str:
+        run = match.group(0)
+        if len(run) > _DECODE_LIMIT:
+            return run
+        if any(_holds_secret(view) for view in _decodings(run)):
+            return PLACEHOLDER
+        return run
+
+    return _ENCODED_RUN.sub(hide, text)
+
+
 def sanitize_url(url: str) -> str:
     """RT-32: drop user information; replace the value of every credential query parameter."""
     try:
@@ -110,10 +190,15 @@ def sanitize_url(url: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        if any(is_secret_header(name) for name, _ in pairs):
+
+        def secret(name: str, value: str) -> bool:
+            # RT-32 rev. 2: parse_qsl decodes, so a percent-encoded value is judged decoded
+            return is_secret_header(name) or sanitize_text(value) != value
+
+        if any(secret(name, value) for name, value in pairs):
             query = "&".join(
                 f"{quote(name, safe='')}="
-                + (URL_PLACEHOLDER if is_secret_header(name) else quote(value, safe=""))
+                + (URL_PLACEHOLDER if secret(name, value) else quote(value, safe=""))
                 for name, value in pairs
             )
     cleaned = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
@@ -122,17 +207,39 @@ def sanitize_url(url: str) -> str:
 
 # Every shape of RT-31 contains one of these (lower-cased); a string holding none of them, such
 # as base64 audio, cannot hold a secret by shape. Speed-up only: the patterns decide.
-_SHAPE_ANCHORS = ("sk-", "ek_", "eyj", "aiza", "bearer", "openai-insecure-api-key.")
+_SHAPE_ANCHORS = ("sk-", "ek_", "eyj", "aiza", "bearer", "openai-insecure-api-key.",
+                  "authorization", "api-key", "cookie")
+# A string this long is not parsed as JSON (RT-31 rev. 2): a bound on work, not a rule.
+_JSON_TEXT_LIMIT = 1 << 20
 
 
 def sanitize_text(text: str) -> str:
-    """RT-31 and RT-32 on free text: secrets by shape, and every URL in it."""
+    """RT-31 and RT-32 on free text: secrets by shape, encoded or not, and every URL in it."""
     if "://" in text:
         text = _URL.sub(lambda m: sanitize_url(m.group(0)), text)
     lowered = text.lower()
-    if not any(anchor in lowered for anchor in _SHAPE_ANCHORS):
+    if any(anchor in lowered for anchor in _SHAPE_ANCHORS):
+        text = _replace_secrets(text)
+    return _replace_encoded(text)
+
+
+def _sanitize_json_text(text: str) -> str | None:
+    """RT-31 rev. 2: a string that holds a JSON object or array (a function call's
+    ``arguments``) is sanitized as JSON, so ``{"api_key": ...}`` inside it goes too. None when
+    it holds no JSON container; the text re-serialized when something in it was removed."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or len(stripped) > _JSON_TEXT_LIMIT:
+        return None
+    try:
+        inner = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(inner, (dict, list)):
+        return None
+    cleaned = sanitize(inner)
+    if not cleaned.redactions:
         return text
-    return _replace_secrets(text)
+    return json.dumps(cleaned.payload, ensure_ascii=False)
 
 
 # -- payloads ------------------------------------------------------------------------------------
@@ -161,36 +268,77 @@ def _clean(value: Any, at: str, redactions: list[str], *, headers: bool) -> Any:
     if isinstance(value, dict):
         return dict(_clean_members(value, at, redactions, headers=headers))
     if isinstance(value, list):
-        if headers and _is_header_pair(value):
+        if _is_header_pair(value) and (headers or is_secret_member(value[0])):
             return _clean_header_pair(value, at, redactions)
         return [_clean(item, _pointer(at, i), redactions, headers=headers)
                 for i, item in enumerate(value)]
     if isinstance(value, str):
-        cleaned = sanitize_text(value)
+        cleaned = _sanitize_json_text(value)
+        if cleaned is None:
+            cleaned = sanitize_text(value)
         if cleaned != value:
             redactions.append(at)
         return cleaned
     return value
 
 
+def _member_named(members: dict[str, Any], name: str) -> str | None:
+    """RT-30 rev. 2: ``name``/``value`` of a header object are matched without case."""
+    for key in members:
+        if key.lower() == name:
+            return key
+    return None
+
+
 def _clean_members(
     members: dict[str, Any], at: str, redactions: list[str], *, headers: bool
 ) -> Iterator[tuple[str, Any]]:
-    # RT-30: a header given as {"name": "Authorization", "value": "..."}.
-    named = headers and isinstance(members.get("name"), str) and "value" in members
-    secret_named = named and is_secret_header(members["name"])
+    # RT-30: a header given as {"name": "Authorization", "value": "..."}, in any case; outside
+    # headers too when the name is a credential member's (RT-29 rev. 2).
+    name_key, value_key = _member_named(members, "name"), _member_named(members, "value")
+    header_name = members[name_key] if name_key is not None and value_key is not None else None
+    named = isinstance(header_name, str)
+    secret_named = isinstance(header_name, str) and (
+        (headers and is_secret_header(header_name)) or is_secret_member(header_name))
+    shown_names = _member_names(members)
     for key, item in members.items():
-        where = _pointer(at, key)
+        shown = shown_names[key]
+        where = _pointer(at, shown)
         secret = (
-            (secret_named and key == "value")
+            (secret_named and key == value_key)
             or (headers and not named and is_secret_header(key))
             or is_secret_member(key)  # RT-29
         )
         if secret:
-            yield key, _redact_whole(item, where, redactions)
-        else:
-            is_headers = name_words(key)[-1:] == ("headers",)
-            yield key, _clean(item, where, redactions, headers=is_headers)
+            yield shown, _redact_whole(item, where, redactions)
+            continue
+        is_headers = any(words[-1:] == ("headers",) for words in _spellings(key))
+        cleaned = _clean(item, where, redactions, headers=is_headers)
+        if shown != key and (not redactions or redactions[-1] != where):
+            redactions.append(where)  # RT-2: the member changed, by its name
+        yield shown, cleaned
+
+
+@lru_cache(maxsize=4096)  # speed-up only: provider events repeat the same few names
+def _sanitized_name(name: str) -> str:
+    return sanitize_text(name)
+
+
+def _member_names(members: dict[str, Any]) -> dict[str, str]:
+    """RT-29 rev. 2: a member name is scanned like a value (``sk-proj-...`` as a name). RT-2
+    rev. 2: names that sanitize alike stay distinct members (``[REDACTED]#2``, ...), numbered
+    around the names that did not change, so no collision loses a member."""
+    cleaned = {key: _sanitized_name(key) for key in members}
+    taken = {key for key, shown in cleaned.items() if shown == key}
+    names: dict[str, str] = {}
+    for key, shown in cleaned.items():
+        if shown != key:
+            base, number = shown, 2
+            while shown in taken:
+                shown, number = f"{base}#{number}", number + 1
+            taken.add(shown)
+        names[key] = shown
+    return names
 
 
 def _is_header_pair(value: list[Any]) -> bool:

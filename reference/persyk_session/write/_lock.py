@@ -91,6 +91,10 @@ def lock_timeout(timeout: float | None = None) -> float:
     return DEFAULT_LOCK_TIMEOUT
 
 
+# No room for the lock file: out of space or inodes, over a quota (APP-19, not APP-6).
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
 def _unavailable(detail: str) -> ContractError:
     return ContractError([Diagnostic(Code.LOCK_UNAVAILABLE, detail=detail)])
 
@@ -165,7 +169,10 @@ def _open_lock_file(path: str) -> int:
         fd = os.open(
             path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC, 0o644
         )
-    except OSError:
+    except OSError as error:
+        if error.errno in _NO_ROOM:  # APP-19 rev. 2: creating the lock file is a write
+            raise ContractError([Diagnostic(
+                Code.IO_FAILED, detail="the session lock file cannot be created")]) from None
         raise _unavailable("the session lock file cannot be opened") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
