@@ -47,8 +47,8 @@ KNOWN_VALUES: frozenset[str] = frozenset({
 _VALUE_BY_FOLDED: dict[str, str] = {value.lower(): value for value in KNOWN_VALUES}
 _ENUM_MEMBERS: frozenset[str] = frozenset(
     {"type", "role", "status", "direction", "observation", "outcome"})
-# Members that may be null (TREE-1 parentId, ENT-6 label; free members hold anything).
-_NULLABLE: frozenset[str] = frozenset({"parentId", "label"})
+# Members that may be null (schemas/v1 NullableId: parentId, originId; ENT-6 label; ENT-3 data).
+_NULLABLE: frozenset[str] = frozenset({"parentId", "originId", "label", "data"})
 # Integer members of schemas/v1 (MSG-5 EpochMs, HDR-4 version, durations, byte ranges).
 INTEGER_MEMBERS: frozenset[str] = frozenset(
     {"version", "timestamp", "durationMs", "start", "end", "startMs", "endMs", "sequence"})
@@ -72,15 +72,14 @@ def _fold_names(obj: Obj, depth: int) -> Obj:
 KNOWN_BLOCKS: frozenset[str] = frozenset({"text", "image", "thinking", "toolCall", "audio"})
 
 
-def _drop_unknown(*, top: bool, nested: bool) -> Any:
-    """Members no struct field names dropped: in the record itself (``top``) and in the
-    typed objects under it (``nested``: the message, known blocks, asset references)."""
+def _typed(change: Any, *, top: bool, nested: bool) -> Any:
+    """``change(obj)`` on the objects a typed decoder has structs for: the record itself
+    (``top``) and under it (``nested``) the message, known blocks and asset references; never
+    inside free members or unknown blocks."""
 
-    def clean(obj: Obj, drop: bool) -> Obj:
+    def clean(obj: Obj, apply: bool) -> Obj:
         pairs = []
-        for key, value in obj.pairs:
-            if drop and key not in KNOWN_NAMES:
-                continue
+        for key, value in (change(obj) if apply else obj).pairs:
             if key == "message" and isinstance(value, Obj):
                 value = clean(value, nested)
             elif key == "content" and isinstance(value, list):
@@ -92,6 +91,12 @@ def _drop_unknown(*, top: bool, nested: bool) -> Any:
         return Obj(pairs)
 
     return lambda tree: clean(tree, top) if isinstance(tree, Obj) else tree
+
+
+def _drop_unknown(*, top: bool, nested: bool) -> Any:
+    """Members no struct field names dropped."""
+    return _typed(lambda obj: Obj([(k, v) for k, v in obj.pairs if k in KNOWN_NAMES]),
+                  top=top, nested=nested)
 
 
 def _replace_invalid_utf8(line: bytes) -> bytes:
@@ -197,8 +202,10 @@ def _split_on(separators: str) -> Any:
     return view
 
 
-def _drop_nulls(obj: Obj, depth: int) -> Obj:
-    return Obj([(k, v) for k, v in obj.pairs if v is not None or k in _NULLABLE])
+def _drop_nulls(obj: Obj) -> Obj:
+    """A null in a member the struct knows reads as absent (an unknown one stays refused)."""
+    return Obj([(k, v) for k, v in obj.pairs
+                if v is not None or k in _NULLABLE or k in FREE_MEMBERS or k not in KNOWN_NAMES])
 
 
 def _integral_float_refused(name: str, value: Any) -> Any:
@@ -332,7 +339,7 @@ MISTAKES: tuple[Mistake, ...] = (
             breaks=("MSG-2", "BLK-9", "AST-2")),
     Mistake("rust-serde-null-as-absent", "Rust",
             "Option<T> fields take null as absent: {\"name\":null} accepted",
-            _tree(map_objects(_drop_nulls)), breaks=("ENT-5", "ENT-19")),
+            _tree(_typed(_drop_nulls, top=True, nested=True)), breaks=("ENT-5", "ENT-19")),
     Mistake("rust-serde-integral-float-refused", "Rust",
             "integer members as u64: 1767225601000.0 refused", _tree(map_members(
                 _integral_float_refused)), breaks=("MSG-5",)),

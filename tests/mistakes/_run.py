@@ -53,20 +53,24 @@ class MistakeAdapter(InProcessAdapter):
     """The reference in-process behind one mistake's layer, each step under a deadline."""
 
     def __init__(self, dispatch: Dispatch, name: str) -> None:
-        super().__init__(dispatch=dispatch, implementation=Implementation(name, "0", "python"),
-                         capabilities=frozenset(reference.capabilities()))
-        self._on_kill = reference.abandon  # crashAfter: what a killed process leaves
         self.faults: list[str] = []  # a layer that raised: a kill by our bug, not the case's
 
-    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
-        with _deadline(timeout):
+        def guarded(op: str, args: dict[str, Any]) -> dict[str, Any]:
             try:
-                return super().run(op, args, timeout)
+                return dispatch(op, args)
             except AdapterTimedOut:
                 raise
             except Exception as exc:
                 self.faults.append(f"{op}: {type(exc).__name__}: {exc}"[:200])
                 raise
+
+        super().__init__(dispatch=guarded, implementation=Implementation(name, "0", "python"),
+                         capabilities=frozenset(reference.capabilities()))
+        self._on_kill = reference.abandon  # crashAfter: what a killed process leaves
+
+    def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
+        with _deadline(timeout):
+            return super().run(op, args, timeout)
 
 
 @dataclass(frozen=True, slots=True)
