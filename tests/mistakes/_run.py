@@ -136,9 +136,11 @@ class Suite:
                        tuple(adapter.faults), tuple(costs))
 
     def quickest(self, verdict: Verdict, count: int = 2) -> tuple[str, ...]:
-        """The ``count`` quickest MUST cases that caught a mistake, in suite order."""
+        """Up to ``count`` of the quickest MUST cases that caught a mistake, in suite order: the
+        quickest, and the next ones only while each takes under a second (a case that waits
+        for the step deadline is run once)."""
         ranked = sorted(zip(verdict.costs, verdict.must_failed, strict=True))[:count]
-        chosen = {case for _, case in ranked}
+        chosen = {case for n, (cost, case) in enumerate(ranked) if n == 0 or cost < 1.0}
         return tuple(case for case in verdict.must_failed if case in chosen)
 
     def run_mistake(self, mistake: Mistake, order: Sequence[str] | None = None, *,
