@@ -95,7 +95,7 @@ def render(document: Mapping[str, Any]) -> str:
             verdict = shown + (f" and {more} more" if more > 0 else "")
             old = earlier.get(row["name"])
             if old is not None and not old["killed"]:
-                verdict += " (**new case**)"
+                verdict += " (**caught since 1.14.0**)"
         else:
             verdict = "**survives**"
         does = row["does"].replace("|", "\\|")
