@@ -26,8 +26,10 @@ def test_same_records_in_another_spelling_pass(actual: bytes) -> None:
         (BEFORE + b'{"a":1,"b":"\xc3\xa9"}\n{}\n', "expected 1 written record line(s), got 2"),
         (b'{"type":"session","version":1}\n{"a":1,"b":"\xc3\xa9"}\n', "held before the case"),
         (BEFORE + b"{oops\n", "not a JSON text"),
+        (BEFORE + b'{"a":1,"b":"\xc3\xa9"}\r\n', "a CR before its LF (REC-22)"),
     ],
-    ids=["other-value", "no-final-lf", "extra-line", "committed-line-rewritten", "not-json"],
+    ids=["other-value", "no-final-lf", "extra-line", "committed-line-rewritten", "not-json",
+         "written-crlf"],
 )
 def test_different_records_fail(actual: bytes, wanted: str) -> None:
     problems = record_file_problems("f", actual, WANT, BEFORE, compact=False)

@@ -4,7 +4,8 @@ A writer's MUST rules (REC-22, APP-10, APP-15) fix *which* records it writes and
 bytes never change, not how it spells them: key order, number spelling and (REC-24 being a
 SHOULD) insignificant whitespace are its own. So a written file is compared with the expected
 one line by line as JSON values, while the lines the case's tree already held stay
-byte-identical (an append never rewrites them). ``compact`` adds REC-24 for SHOULD cases: no
+byte-identical (an append never rewrites them), and each written line ends in a bare LF
+(REC-22). ``compact`` adds REC-24 for SHOULD cases: no
 insignificant whitespace and non-ASCII text as raw UTF-8, judged on each line by itself (key
 order still free).
 """
@@ -44,7 +45,11 @@ def record_file_problems(
     for offset, (line, wanted) in enumerate(zip(got[:-1], want[:-1], strict=True)):
         where = f"{rel} line {first_line + offset}"
         value = _value(line)
-        if value is _NOT_JSON:
+        if line.endswith(b"\r"):
+            # REC-22 (MUST): a single LF with no CR before it; REC-14 lets a reader take the
+            # CR as whitespace, which is why the value comparison alone cannot see it.
+            problems.append(f"{where}: a CR before its LF (REC-22)")
+        elif value is _NOT_JSON:
             problems.append(f"{where}: not a JSON text")
         elif value != _value(wanted):
             problems.append(f"{where}: a different JSON value than expected")
