@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 __all__ = ["DEFAULT_COST", "HARNESS_COSTS", "Shard", "expected_cost", "partition"]
 
-# Seconds, measured on a quiet 2-core machine through the reference's subprocess adapter
-# (docs/results/2026-12-03-shards.md); a fixture case costs a few milliseconds.
+# Seconds, as issue 26 measured them on a quiet 2-core machine through the reference's
+# subprocess adapter (H-150 31 s, H-104 15 s, H-151 6 s; the rest a few seconds at most); a
+# fixture case costs a few milliseconds (913 of them took 9.8 s). Only the ratios matter: the
+# partition balances expected cost, it does not predict time.
 HARNESS_COSTS: Mapping[str, float] = {
     "H-150": 31.0, "H-104": 15.0, "H-151": 6.0, "H-153": 4.0, "H-152": 3.0, "H-102": 3.0,
     "H-101": 2.0, "H-103": 1.0, "DH-101": 1.0, "DH-102": 1.0,
