@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The one script behind the CI recipes (ci/github/*/action.yml, ci/gitlab/persyk.gitlab-ci.yml;
+# docs/ci.md): each recipe maps its CI system's variables onto these and calls one subcommand.
+#
+#   install  a virtual environment with the suite: PERSYK_SUITE (the suite's checkout),
+#            PERSYK_VENV (default .persyk-venv)
+#   run      the suite against PERSYK_IMPL (an adapter command line); PERSYK_SHARD K/N runs one
+#            shard; PERSYK_EXPECTED_FAILURES a file; PERSYK_ONLY selectors (comma-separated);
+#            reports under PERSYK_OUT, and the artifact name in PERSYK_OUTPUT (GitHub's
+#            $GITHUB_OUTPUT) as `artifact=...`
+#   merge    the shard reports under PERSYK_OUT joined into report.json and junit.xml, and the
+#            site of the merged report in PERSYK_OUT/site
+#   gate     the format gate: PERSYK_BASE against PERSYK_HEAD (default: the checkout)
+#
+# Every subcommand appends its Markdown to PERSYK_SUMMARY (default: GitHub's
+# $GITHUB_STEP_SUMMARY) when set and exits with the status of the persyk-conformance command it ran, so
+# a failing case, a regression or a breaking change fails the job.
+set -uo pipefail
+
+cmd=${1:-}
+venv=${PERSYK_VENV:-.persyk-venv}
+bin=${PERSYK_BIN:-$venv/bin}  # PERSYK_BIN: a suite installed some other way
+out=${PERSYK_OUT:-persyk-out}
+summary=${PERSYK_SUMMARY:-${GITHUB_STEP_SUMMARY:-}}  # GitHub sets GITHUB_STEP_SUMMARY
+output=${PERSYK_OUTPUT:-${GITHUB_OUTPUT:-}}  # and GITHUB_OUTPUT
+
+say() { printf 'persyk-ci: %s\n' "$*" >&2; }
+publish() {  # the Markdown of the step, into the job summary where there is one
+  if [ -n "$summary" ]; then cat "$1" >> "$summary"; fi
+}
+
+case "$cmd" in
+  install)
+    suite=${PERSYK_SUITE:?PERSYK_SUITE: the suite checkout to install}
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet "$suite[site]"
+    ;;
+  run)
+    impl=${PERSYK_IMPL:?PERSYK_IMPL: the adapter command line}
+    mkdir -p "$out"
+    name=report
+    args=(run --impl "$impl" --no-progress)
+    if [ -n "${PERSYK_SHARD:-}" ]; then
+      args+=(--shard "$PERSYK_SHARD")
+      name="report-shard-${PERSYK_SHARD%%/*}"
+    fi
+    if [ -n "${PERSYK_ONLY:-}" ]; then
+      args+=(--only "$PERSYK_ONLY")
+    fi
+    if [ -n "${PERSYK_EXPECTED_FAILURES:-}" ]; then
+      args+=(--expected-failures "$PERSYK_EXPECTED_FAILURES")
+    fi
+    "$bin/persyk-conformance" "${args[@]}" --report "$out/$name.json" \
+      --junit "$out/$name.xml" --format markdown > "$out/$name.md"
+    status=$?
+    publish "$out/$name.md"
+    if [ -n "$output" ]; then
+      echo "artifact=persyk-${name}" >> "$output"
+    fi
+    say "run ${PERSYK_SHARD:+shard $PERSYK_SHARD }exit $status; reports in $out/$name.*"
+    exit "$status"
+    ;;
+  merge)
+    shopt -s nullglob
+    shards=("$out"/report-shard-*.json)
+    if [ "${#shards[@]}" -eq 0 ]; then say "no shard reports under $out"; exit 2; fi
+    "$bin/persyk-conformance" merge "${shards[@]}" --report "$out/report.json" \
+      --junit "$out/junit.xml" --format markdown > "$out/summary.md"
+    status=$?
+    if [ "$status" -le 1 ]; then
+      "$bin/persyk-conformance" site "$out/report.json" --out "$out/site" >&2 || status=2
+    fi
+    publish "$out/summary.md"
+    exit "$status"
+    ;;
+  gate)
+    base=${PERSYK_BASE:?PERSYK_BASE: the base revision, checkout or release archive}
+    mkdir -p "$out"
+    "$bin/persyk-conformance" diff "$base" ${PERSYK_HEAD:+"$PERSYK_HEAD"} \
+      --output "$out/diff.md"
+    status=$?
+    if [ -f "$out/diff.md" ]; then publish "$out/diff.md"; fi
+    exit "$status"
+    ;;
+  *)
+    say "usage: persyk-ci.sh install|run|merge|gate (docs/ci.md)"
+    exit 2
+    ;;
+esac
