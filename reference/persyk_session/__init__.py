@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _mode_name  # noqa: F401  (refuses a misspelt PERSYK_SESSION_MODE at import)
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:  # the names as mypy sees them

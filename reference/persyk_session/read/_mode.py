@@ -16,8 +16,9 @@ The I/O edge and the builder import the chosen functions from here; the core mod
 
 from __future__ import annotations
 
-import os
 from typing import Final
+
+from .._mode_name import MODE
 
 __all__ = [
     "KEEP_PARSED_BODIES",
@@ -32,10 +33,6 @@ __all__ = [
     "validate_header",
 ]
 
-_MODES: Final = ("fast", "readable")
-MODE: Final = os.environ.get("PERSYK_SESSION_MODE") or "fast"
-if MODE not in _MODES:
-    raise ImportError(f"PERSYK_SESSION_MODE must be one of {', '.join(_MODES)}")
 READABLE: Final = MODE == "readable"
 # The fast mode keeps the bodies a read is about to project from its validating pass
 # (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
