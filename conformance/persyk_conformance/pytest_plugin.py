@@ -21,9 +21,8 @@ import pytest
 
 from .adapters._adapters import Adapter, SubprocessAdapter
 from .cases._load import load_cases
-from .harness._canaries import harness_cases
 from .harness._capture_kit import CRASH_MOMENTS
-from .harness._write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
+from .harness._registry import checks_for, harness_cases, harness_results, known_capabilities
 from .reports._run import failure_lines
 from .run._outcomes import (
     FAILING,
@@ -90,7 +89,7 @@ class _Session:
         self.plan = [plan_fixture(c) for c in cases]
         self.plan += harness_cases(self.sandbox.runner / "harness")
         expected_file = config.getoption("--persyk-expected-failures")
-        known = [p.case.id for p in self.plan] + list(WRITE_HARNESS_IDS)
+        known = [p.case.id for p in self.plan] + [c.id for c in checks_for("v1")]
         try:
             self.expected: dict[str, str] = (
                 load_expected_failures(Path(expected_file), known) if expected_file else {}
@@ -112,7 +111,7 @@ class _Session:
         gave_up = self.runner.gave_up
         capabilities = (None if gave_up is not None
                         else known_capabilities(self.adapter, self.fresh_adapter, self.timeout))
-        (result,) = write_harness_results(
+        (result,) = harness_results(
             self.fresh_adapter, self.sandbox.runner / "write-harness", [check], self.expected,
             capabilities, timeout=self.timeout, gave_up=gave_up, moments=self.moments,
         )
@@ -200,8 +199,8 @@ class _Cases(pytest.Collector):
     def collect(self) -> Iterator[_PersykItem]:
         for planned in self.plan:
             yield CaseItem.from_parent(self, name=planned.case.id, planned=planned)
-        for check in WRITE_HARNESS_IDS:
-            yield WriteCheckItem.from_parent(self, name=check, check=check)
+        for check in checks_for("v1"):
+            yield WriteCheckItem.from_parent(self, name=check.id, check=check.id)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection sees the list

@@ -34,14 +34,14 @@ from ..adapters._adapters import (
 )
 from ..cases._load import CaseError, load_cases
 from ..cases._select import Selectable, SelectionError, select, split_selectors
-from ..harness._canaries import harness_cases
 from ..harness._capture_kit import CRASH_MOMENTS
-from ..harness._dsh import DSH_HARNESS_CHECKS, dsh_harness_results
-from ..harness._write import (
-    WRITE_HARNESS_CHECKS,
-    WriteCheck,
+from ..harness._registry import (
+    DEFAULT_STATES,
+    HarnessCheck,
+    checks_for,
+    harness_cases,
+    harness_results,
     known_capabilities,
-    write_harness_results,
 )
 from ..reports._compare import register as register_compare_command
 from ..reports._run import dumps_report, render_junit, render_markdown, render_text
@@ -87,6 +87,7 @@ class RunConfig:
     profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
     confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
     crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
+    powerloss_states: int = DEFAULT_STATES  # crash states per crash point (H-2xx, DH-1xx)
 
     @property
     def format_profile(self) -> Profile:
@@ -99,13 +100,12 @@ class Plan:
     expected-failures file)."""
 
     cases: list[Planned]
-    write_checks: list[WriteCheck]
+    write_checks: list[HarnessCheck]  # the harness procedures (H-, DH-) selected
     known: list[str]
-    dsh_checks: tuple[str, ...] = ()  # the dsh-v0 harness checks (DH-) selected
 
     @property
     def total(self) -> int:
-        return len(self.cases) + len(self.write_checks) + len(self.dsh_checks)
+        return len(self.cases) + len(self.write_checks)
 
 
 def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
@@ -116,19 +116,15 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
     plan = [plan_fixture(case) for case in fixtures]
-    harness = config.harness and profile.harness  # the H- checks are v1's
-    checks = list(WRITE_HARNESS_CHECKS) if harness else []
-    if harness:
+    checks = list(checks_for(profile.name)) if config.harness else []
+    if config.harness and profile.harness:  # the generated canaries are v1's
         plan += harness_cases(sandbox.runner / "harness")
-    dsh_checks = list(DSH_HARNESS_CHECKS) if config.harness and profile.name == "dsh-v0" else []
     known = [p.case.id for p in plan] + [check.id for check in checks]
-    known += [check.id for check in dsh_checks]
     items = [
         Selectable(p.case.id, p.case.kind, p.case.rules, p.case.level, p.case.requires,
                    p.case.directory.name if p.case.kind != "harness" else "")
         for p in plan
     ] + [Selectable(c.id, "harness", c.rules, c.level, c.requires) for c in checks]
-    items += [Selectable(c.id, "harness", c.rules, "MUST", ()) for c in dsh_checks]
     only, skip = split_selectors(config.only), split_selectors(config.skip)
     try:
         chosen = {item.id for item in select(items, only, skip)}
@@ -136,7 +132,6 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
         raise UsageProblem(str(exc)) from None
     selected = Plan(
         [p for p in plan if p.case.id in chosen], [c for c in checks if c.id in chosen], known,
-        tuple(c.id for c in dsh_checks if c.id in chosen),
     )
     if not selected.total:
         raise UsageProblem("the selection (--only/--skip) leaves no case to run")
@@ -223,7 +218,7 @@ def _run_all(
     """The cases, then the write harness, each result into ``results`` as it comes (so that a
     run that fails half-way still has them); returns why the run stopped early, if it did."""
     try:
-        if not plan.cases and (plan.write_checks or plan.dsh_checks):
+        if not plan.cases and plan.write_checks:
             # Only harness checks: greet the adapter anyway, so that the report names the
             # implementation and the checks learn its capabilities from this hello.
             try:
@@ -238,7 +233,6 @@ def _run_all(
     try:
         results += _run_write_harness(config, sandbox, runner.adapter, expected, plan, progress,
                                       runner.gave_up)
-        results += _run_dsh_harness(config, sandbox, expected, plan, runner.gave_up)
     finally:
         if progress is not None:
             progress.clear()
@@ -269,24 +263,15 @@ def _run_write_harness(
     for number, check in enumerate(plan.write_checks, start=len(plan.cases) + 1):
         if progress is not None:
             progress.running(number, check.id, check.title)
-        (result,) = write_harness_results(
+        (result,) = harness_results(
             fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
             timeout=config.timeout, gave_up=gave_up, moments=config.crash_moments,
+            states=config.powerloss_states,
         )
         results.append(result)
         if progress is not None:
             progress(number, plan.total, result)
     return results
-
-
-def _run_dsh_harness(
-    config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan,
-    gave_up: str | None = None,
-) -> list[CaseResult]:
-    """The dsh-v0 harness checks (DH-101 torn logs, DH-102 racing first appends)."""
-    return dsh_harness_results(
-        lambda: _adapter(config, sandbox)[0], sandbox.runner / "dsh-harness", plan.dsh_checks,
-        expected, timeout=config.timeout, gave_up=gave_up) if plan.dsh_checks else []
 
 
 def _now() -> str:
@@ -319,6 +304,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         harness=not args.no_harness,
         profile=args.profile,
         crash_moments=args.crash_moments,
+        powerloss_states=args.powerloss_states,
     )
     progress = sys.stderr if sys.stderr.isatty() and not args.quiet else None
     record = execute(config, progress)
@@ -367,11 +353,6 @@ def cmd_list(args: argparse.Namespace) -> int:
             "requires": list(check.requires),
         }
         for check in plan.write_checks
-    ] + [
-        {"id": check.id, "kind": "harness", "title": check.title, "level": "MUST",
-         "rules": list(check.rules), "requires": []}
-        for check in DSH_HARNESS_CHECKS
-        if check.id in plan.dsh_checks
     ]
     if args.json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
@@ -510,6 +491,10 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
                      help="kills of each capture crash check, H-150, H-151, H-153 (default: "
                      f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
+    run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
+                     metavar="N", help="crash states built at most per crash point of the "
+                     f"power-loss checks, H-2xx and DH-1xx (default: {DEFAULT_STATES}; more "
+                     "explores more, seeded)")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")

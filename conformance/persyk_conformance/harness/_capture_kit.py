@@ -67,10 +67,12 @@ RECORDING = "harness-rec"
 
 @dataclass(frozen=True, slots=True)
 class HarnessOptions:
-    """Options of one capture-harness check: the step deadline and the number of kills."""
+    """Options of one harness check: the step deadline, the number of kills (capture crash
+    checks) and the crash states built at most per crash point (power-loss checks)."""
 
     timeout: float
     moments: int = CRASH_MOMENTS
+    states: int = 24
 
 
 @dataclass(frozen=True, slots=True)
