@@ -1,17 +1,110 @@
-"""Power-loss checks (H-201.., DH-103..): filled in below (issue 25)."""
+"""Power-loss checks: what a power cut leaves, at every step of every write (issue 25).
+
+A killed process keeps its page cache, so kill-based checks (H-104, H-150..) cannot see a
+missing fsync. These checks can: they record what the adapter asks of the kernel and ask what
+the disk may hold after a power cut at each moment, under the persistence model of the DUR
+rules (docs/spec.md; ``_fsmodel``):
+
+1. one adapter process runs the scenario's steps under ``strace``, with the bytes it writes;
+2. the trace is replayed onto the model (``_trace``, ``_fsmodel``), which keeps durable and
+   unsynced state apart; a crash point is every call that changes the workspace (a crash just
+   before it) and each reply (a crash just before and just after it is written);
+3. at each crash point the model gives the crash states DUR-2..DUR-4 allow (every one when
+   they are few, else a seeded sample of ``--powerloss-states`` of them, always including
+   "nothing unsynced kept", "everything kept" and each file or directory alone kept or lost);
+   each is laid out in a fresh directory and opened by a clean adapter (``recover``, then
+   ``validate`` and ``context``; dsh-v0: ``load``);
+4. the state must keep every record acknowledged before the crash point, hold nothing never
+   written, be readable or repairable, and keep the ordering obligations (the torn fragment is
+   in the file or under ``recovery/``, never neither);
+5. the sync-order analysis (``_syncorder``) names, at each acknowledgment and before each
+   truncation, every change not yet durable: the missing fsync in words.
+
+* ``H-201`` (APP-3, DUR-1, DUR-3): ``create``; after its reply the session, its header and
+  its directory entry survive any power cut.
+* ``H-202`` (APP-11, DUR-1, DUR-5): two ``append`` calls of one record each; a record
+  acknowledged is never lost, whatever the cut keeps of later writes.
+* ``H-203`` (APP-11, DUR-2): one ``append`` of a batch of three records; all three survive
+  once acknowledged, a torn or partial batch before the reply is repaired, never invented.
+* ``H-204`` (RCV-6, RCV-7, DUR-4): ``recover`` of a torn tail; in no state did the truncation
+  persist while the preserved fragment did not; after the reply the cut is durable.
+* ``DH-103`` (DSH-18, DSH-19, DUR-3): dsh-v0 first ``append`` (temporary file, fsync, link,
+  directory fsync); the acknowledged log survives.
+* ``DH-104`` (DSH-19, DUR-1): dsh-v0 later ``append`` calls to an existing log; every
+  acknowledged event survives.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import json
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from .. import records as kit
 from ..adapters._adapters import Adapter
 from ._capture_kit import HarnessOptions
+from ._crash import CrashCheckUnsupported, call
+from ._dsh import BUCKET
+from ._dsh import HEADER as DSH_HEADER
+from ._fsmodel import CrashState, FileSystemModel
+from ._powerloss_run import lay_out, snapshot, trace_steps
+from ._syncorder import missing_syncs
+from ._trace import Op, parse_trace
 
 __all__ = ["DEFAULT_STATES", "POWERLOSS_CHECKS", "PowerlossCheck"]
 
-DEFAULT_STATES = 24
+DEFAULT_STATES = 24  # crash states at most per crash point (--powerloss-states)
+MAX_PROBLEMS = 20
+TS = "2026-01-01T00:00:00.000Z"
+V1_HEADER = {"type": "session", "version": 1, "id": "harness-powerloss", "timestamp": TS}
+_MUTATING = frozenset({"open", "write", "truncate", "link", "rename", "unlink", "mkdir", "rmdir",
+                       "sync", "datasync", "syncall"})
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One request of a scenario and what its reply acknowledges."""
+
+    op: str
+    args: Callable[[Path], dict[str, Any]]  # the workspace -> the request's arguments
+    acknowledges: tuple[str, ...] = ()  # record ids (v1) or event seqs (dsh-v0)
+    creates: bool = False
+    truncates: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    setup: Mapping[str, bytes]  # the workspace before the trace (durable)
+    steps: tuple[Step, ...]
+    sent: tuple[str, ...]  # every record the setup and the steps write, in order
+    durable: tuple[str, ...] = ()  # records durable from the setup
+    dsh: bool = False
+    committed: bytes = b""  # recover: the complete records before the torn tail
+    fragment: bytes = b""  # recover: the torn tail, which must never be lost
+
+
+@dataclass(frozen=True, slots=True)
+class Acked:
+    """What the replies written so far acknowledged."""
+
+    ids: tuple[str, ...] = ()
+    created: bool = False
+    truncated: bool = False
+    at: int = 0  # the call of the last acknowledging reply
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What a clean adapter found in one crash state."""
+
+    exists: bool
+    ids: tuple[str, ...] = ()
+    locked_out: str | None = None
+    fragment_safe: bool = True
+    raw: bytes | None = None  # the session file as the cut left it, before any repair
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,4 +116,296 @@ class PowerlossCheck:
     run: Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]
 
 
-POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = ()
+# --- scenarios ---------------------------------------------------------------------------------
+
+def _session(ws: Path) -> str:
+    return str(ws / "session")
+
+
+def _appends(*batches: Sequence[dict[str, Any]]) -> tuple[Step, ...]:
+    def args(batch: Sequence[dict[str, Any]]) -> Callable[[Path], dict[str, Any]]:
+        return lambda ws: {"session": _session(ws), "records": list(batch)}
+
+    return tuple(Step("append", args(b), tuple(str(r["id"]) for r in b)) for b in batches)
+
+
+def _v1_base() -> tuple[dict[str, bytes], dict[str, Any]]:
+    root = kit.user("r0", None, "already durable")
+    return {"session/session.jsonl": kit.jsonl(V1_HEADER, root)}, root
+
+
+def _create() -> Scenario:
+    step = Step("create", lambda ws: {"session": _session(ws), "id": "harness-powerloss",
+                                      "timestamp": TS}, creates=True)
+    return Scenario({}, (step,), ())
+
+
+def _append_one() -> Scenario:
+    setup, _ = _v1_base()
+    a1, a2 = kit.user("a1", "r0", "first append"), kit.user("a2", "a1", "second append")
+    return Scenario(setup, _appends([a1], [a2]), ("r0", "a1", "a2"), ("r0",))
+
+
+def _append_batch() -> Scenario:
+    setup, _ = _v1_base()
+    batch = [kit.user("b1", "r0", "batch one"), kit.user("b2", "b1", "batch two " + "x" * 200),
+             kit.user("b3", "b2", "batch three")]
+    return Scenario(setup, _appends(batch), ("r0", "b1", "b2", "b3"), ("r0",))
+
+
+def _recover() -> Scenario:
+    committed = kit.jsonl(V1_HEADER, kit.user("k0", None, "first"), kit.user("k1", "k0", "two"))
+    torn = kit.line(kit.user("k2", "k1", "cut by a crash " + "y" * 400))
+    fragment = torn[: len(torn) // 2]
+    step = Step("recover", lambda ws: {"session": _session(ws)}, truncates=True)
+    return Scenario({"session/session.jsonl": committed + fragment}, (step,), ("k0", "k1"),
+                    ("k0", "k1"), committed=committed, fragment=fragment)
+
+
+def _dsh_event(seq: int) -> dict[str, Any]:
+    return {"type": "note", "seq": seq, "time": 1767225600100 + seq, "data": {"n": seq}}
+
+
+def _dsh_appends(*seqs: Sequence[int]) -> tuple[Step, ...]:
+    def args(batch: Sequence[int]) -> Callable[[Path], dict[str, Any]]:
+        return lambda ws: {"root": str(ws), "header": DSH_HEADER,
+                           "events": [_dsh_event(n) for n in batch]}
+
+    return tuple(Step("append", args(b), tuple(str(n) for n in b)) for b in seqs)
+
+
+def _line(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
+
+
+def _dsh_first() -> Scenario:
+    return Scenario({}, _dsh_appends([0, 1]), ("0", "1"), dsh=True)
+
+
+def _dsh_later() -> Scenario:
+    log = _line(DSH_HEADER) + _line(_dsh_event(0)) + _line(_dsh_event(1))
+    return Scenario({f"{BUCKET}/s1.jsonl": log}, _dsh_appends([2, 3], [4]),
+                    ("0", "1", "2", "3", "4"), ("0", "1"), dsh=True)
+
+
+# --- observing one crash state -------------------------------------------------------------------
+
+def _observe_v1(verifier: Adapter, where: Path, s: Scenario, timeout: float) -> Seen:
+    session = where / "session"
+    file = session / "session.jsonl"
+    raw = file.read_bytes() if file.is_file() else None
+    safe = True
+    if s.fragment:
+        kept = session / "recovery"
+        held = [p.read_bytes() for p in kept.rglob("*") if p.is_file()] if kept.is_dir() else []
+        safe = (raw is not None and raw.endswith(s.fragment)) or s.fragment in held
+    if raw is None:
+        return Seen(False, fragment_safe=safe)
+    repaired = call(verifier, "recover", {"session": str(session)}, timeout)
+    if "error" in repaired:
+        return Seen(True, (), f"recover refused it ({_code(repaired)})", safe, raw)
+    if not file.is_file():  # RCV-16: nothing complete was there, and recovery removed it
+        return Seen(False, fragment_safe=safe, raw=raw)
+    valid = call(verifier, "validate", {"session": str(session)}, timeout)
+    if valid.get("valid") is not True:
+        return Seen(True, (), "not valid after recover", safe, raw)
+    context = call(verifier, "context", {"session": str(session)}, timeout)
+    if "error" in context:
+        return Seen(True, (), f"context refused it ({_code(context)})", safe, raw)
+    ids = []
+    for line in file.read_bytes().splitlines()[1:]:
+        record = json.loads(line)
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            ids.append(record["id"])
+    return Seen(True, tuple(ids), None, safe, raw)
+
+
+def _observe_dsh(verifier: Adapter, where: Path, timeout: float) -> Seen:
+    logs = list(where.rglob("*.jsonl"))
+    loaded = call(verifier, "load", {"root": str(where), "id": "s1"}, timeout)
+    if "error" in loaded:
+        return Seen(bool(logs), (), f"load refused it ({_code(loaded)})" if logs else None)
+    events = loaded.get("events", [])
+    return Seen(True, tuple(str(e.get("seq")) for e in events if isinstance(e, dict)))
+
+
+def _code(result: Mapping[str, Any]) -> str:
+    error = result.get("error")
+    return str(error.get("code")) if isinstance(error, dict) else "no code"
+
+
+def _judge(s: Scenario, seen: Seen, acked: Acked) -> list[str]:
+    out = []
+    if acked.created and not seen.exists:
+        out.append(f"the session acknowledged as created (reply at call {acked.at}) is gone")
+    if seen.locked_out is not None and (seen.exists or acked.ids):
+        out.append(f"the session cannot be read or repaired: {seen.locked_out}")
+    lost = [i for i in (*s.durable, *acked.ids) if seen.locked_out is None and i not in seen.ids]
+    if lost:
+        out.append(f"acknowledged record(s) {', '.join(lost)} lost")
+    invented = [i for i in seen.ids if i not in s.sent]
+    if invented and not s.dsh:
+        out.append(f"record(s) {', '.join(invented)} appear that were never written")
+    if s.dsh and seen.locked_out is None and seen.ids != s.sent[: len(seen.ids)]:
+        out.append("the log's events are not a prefix of the events written")
+    if not seen.fragment_safe:
+        out.append("the torn fragment is lost: the truncation persisted and no file under "
+                   "recovery/ holds it (RCV-6, RCV-7)")
+    if acked.truncated and seen.raw is not None and seen.raw != s.committed:
+        out.append(f"the truncation acknowledged at call {acked.at} is not durable (RCV-7)")
+    return out
+
+
+# --- the engine ----------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Explorer:
+    scenario: Scenario
+    check_id: str
+    verifier: Adapter
+    scratch: Path
+    options: HarnessOptions
+    problems: dict[str, str]
+    seen: dict[object, Seen]
+    points: int = 0
+    states: int = 0
+
+    def examine(self, model: FileSystemModel, acked: Acked, where: str) -> None:
+        self.points += 1
+        seed = zlib.crc32(f"{self.check_id}:{self.points}".encode())
+        for state in model.crash_states(self.options.states, seed):
+            seen = self._observe(state)
+            for problem in _judge(self.scenario, seen, acked):
+                self.problems.setdefault(problem, f"{where} [{state.kept}]")
+
+    def _observe(self, state: CrashState) -> Seen:
+        key = state.key()
+        if key not in self.seen:
+            self.states += 1
+            where = self.scratch / "state"
+            lay_out(state, where)
+            self.seen[key] = (_observe_dsh(self.verifier, where, self.options.timeout)
+                              if self.scenario.dsh else
+                              _observe_v1(self.verifier, where, self.scenario,
+                                          self.options.timeout))
+        return self.seen[key]
+
+    def syncs(self, sentences: list[str]) -> None:
+        for sentence in sentences:
+            self.problems.setdefault(f"missing sync: {sentence}", "")
+
+
+def _describe(op: Op, model: FileSystemModel) -> str:
+    rel = model.relative(op.path)
+    target = model.relative(op.target)
+    name = rel if rel else (op.path or f"descriptor {op.fd}")
+    return f"{op.kind} {name}" + (f" -> {target}" if target is not None else "")
+
+
+def _in_workspace(op: Op, model: FileSystemModel) -> bool:
+    if op.kind not in _MUTATING:
+        return False
+    if op.kind == "syncall" or model.relative(op.path) is not None:
+        return True
+    return op.fd is not None and (op.fd in model.fds or op.fd in model.dir_fds)
+
+
+def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], workdir: Path,
+            options: HarnessOptions) -> tuple[list[str], int, int]:
+    """(problems, crash points, distinct states observed) of one scenario."""
+    workspace = workdir / "traced"
+    workspace.mkdir(parents=True)
+    for name, data in scenario.setup.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_bytes(data)
+    files, dirs = snapshot(workspace)
+    steps = [(step.op, step.args(workspace)) for step in scenario.steps]
+    traced = trace_steps(factory, workspace, steps, workdir / "trace.txt", options.timeout)
+    for (op, _), reply in zip(steps, traced.replies, strict=True):
+        if "error" in reply:
+            raise RuntimeError(f"the traced {op} was refused ({_code(reply)})")
+    ops = parse_trace(traced.text)
+    replies = [i for i, op in enumerate(ops)
+               if op.kind == "write" and op.fd == 1 and (op.path or "").startswith("pipe:")]
+    if len(replies) < len(steps) + 1:
+        raise RuntimeError(f"the trace shows {len(replies)} replies on standard output, "
+                           f"expected {len(steps) + 1}")
+    model = FileSystemModel.start(traced.root, files, dirs)
+    verifier = factory()
+    verifier.start(options.timeout)
+    try:
+        if scenario.dsh and "dsh-v0" not in verifier.hello.profiles:
+            raise CrashCheckUnsupported("the adapter does not speak the profile dsh-v0")
+        explorer = _Explorer(scenario, check_id, verifier, workdir, options, {}, {})
+        _walk(explorer, scenario, model, ops, replies)
+    finally:
+        verifier.close()
+    problems = [f"{where}: {text}" if where else text for text, where in explorer.problems.items()]
+    return problems[:MAX_PROBLEMS], explorer.points, explorer.states
+
+
+def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: list[Op],
+          replies: list[int]) -> None:
+    acked = Acked(scenario.durable)
+    position = replies[0] + 1  # after the hello
+    for number, step in enumerate(scenario.steps, start=1):
+        end = replies[number]
+        name = f"{step.op} #{number}"
+        for op in ops[position:end]:
+            if _in_workspace(op, model):
+                explorer.examine(model, acked, f"crash just before call {op.call} "
+                                               f"({_describe(op, model)}) of {name}")
+                if op.kind == "truncate":
+                    explorer.syncs(_before_truncation(model, op))
+            model.apply(op)
+        reply = ops[end].call
+        explorer.examine(model, acked, f"crash just before the reply to {name} (call {reply})")
+        acked = replace(acked, ids=(*acked.ids, *step.acknowledges),
+                        created=acked.created or step.creates,
+                        truncated=acked.truncated or step.truncates, at=reply)
+        explorer.syncs(missing_syncs(model, f"the reply at call {reply}"))
+        explorer.examine(model, acked, f"crash just after the reply to {name} (call {reply})")
+        position = end + 1
+
+
+def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
+    """RCV-6: everything written before a truncation must be durable when it is made."""
+    cut = model.relative(op.path) or ""
+    return [s for s in missing_syncs(model, f"the truncation at call {op.call}")
+            if not s.startswith(f"no fsync of {cut} ")]
+
+
+def _checker(scenario: Callable[[], Scenario], check_id: str
+             ) -> Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]:
+    def run(factory: Callable[[], Adapter], workdir: Path, options: HarnessOptions) -> list[str]:
+        problems, _points, _states = explore(scenario(), check_id, factory, workdir, options)
+        return problems
+
+    return run
+
+
+SCENARIOS: Mapping[str, Callable[[], Scenario]] = {
+    "H-201": _create, "H-202": _append_one, "H-203": _append_batch, "H-204": _recover,
+    "DH-103": _dsh_first, "DH-104": _dsh_later,
+}
+_V1_WRITE = ("read", "append", "recover")
+POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
+    PowerlossCheck("H-201", "power cut at every step of create: once acknowledged, the session "
+                   "and its header survive", ("APP-3", "DUR-1", "DUR-3", "DUR-5"), _V1_WRITE,
+                   _checker(_create, "H-201")),
+    PowerlossCheck("H-202", "power cut at every step of two single-record appends: no "
+                   "acknowledged record is lost", ("APP-11", "DUR-1", "DUR-2", "DUR-5"),
+                   _V1_WRITE, _checker(_append_one, "H-202")),
+    PowerlossCheck("H-203", "power cut at every step of a batch append: the acknowledged batch "
+                   "survives, nothing is invented", ("APP-11", "DUR-1", "DUR-2", "DUR-5"),
+                   _V1_WRITE, _checker(_append_batch, "H-203")),
+    PowerlossCheck("H-204", "power cut at every step of a recovery: never truncated without the "
+                   "fragment preserved", ("RCV-6", "RCV-7", "DUR-4", "DUR-5"),
+                   ("read", "recover"), _checker(_recover, "H-204")),
+    PowerlossCheck("DH-103", "power cut at every step of a first append: the acknowledged log "
+                   "survives", ("DSH-18", "DSH-19", "DUR-3", "DUR-5"), (),
+                   _checker(_dsh_first, "DH-103")),
+    PowerlossCheck("DH-104", "power cut at every step of later appends: every acknowledged "
+                   "event survives", ("DSH-19", "DUR-1", "DUR-5"), (),
+                   _checker(_dsh_later, "DH-104")),
+)
