@@ -181,7 +181,7 @@ def test_reference_survives_a_power_cut_at_every_step(tmp_path: Path) -> None:
 
 # What each fake's report must say: the missing sync in words, and what a cut loses.
 WORDS = {
-    "powerloss_no_fsync": ("missing sync: no fsync of",),
+    "powerloss_no_fsync": ("missing sync: ",),
     "powerloss_append_no_file_fsync": (
         "missing sync: no fsync of session/session.jsonl between the write at call",
         "crash just after the reply to append #1"),
@@ -194,6 +194,11 @@ WORDS = {
     "powerloss_fragment_no_fsync": (
         "no fsync of session/recovery/", "the torn fragment is lost"),
     "powerloss_dsh_temp_no_fsync": ("no fsync of cwd-d1bb8ca35467/s1.jsonl between the write",),
+    "powerloss_asset_no_fsync": (
+        "missing sync: no fsync of session/assets/protocol-", "is lost or not whole (AST-18)"),
+    "powerloss_delete_no_dir_fsync": (
+        "the directory .persyk-deleted was not fsynced after session was renamed to",
+        "the session acknowledged as deleted"),
     "powerloss_dsh_dir_no_fsync": (
         "the directory cwd-d1bb8ca35467 was not fsynced after s1.jsonl was linked",
         "acknowledged record(s) 0, 1 lost"),

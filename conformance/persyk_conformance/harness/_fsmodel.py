@@ -217,6 +217,8 @@ class FileSystemModel:
         if source in self.dirs:
             self.dirs = {target + d[len(source):] if d == source or d.startswith(source + "/")
                          else d for d in self.dirs}
+            for name in [n for n in self.names if n.startswith(source + "/")]:
+                self.names[target + name[len(source):]] = self.names.pop(name)
             self._dir_change(Change(op.call, "rename", target, source=source))
             return
         if source not in self.names:

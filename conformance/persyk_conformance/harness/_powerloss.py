@@ -29,6 +29,12 @@ rules (docs/spec.md; ``_fsmodel``):
   invented.
 * ``H-204`` (RCV-6, RCV-7, DUR-4, DUR-6): ``recover`` of a torn tail; in no state did the
   truncation persist while the preserved fragment did not; after the reply the cut is durable.
+* ``H-205`` (APP-11, DUR-1, DUR-5, DUR-6): ``remove`` of a durable entry; the removal entry
+  survives once acknowledged.
+* ``H-206`` (AST-18, DUR-1, DUR-3, DUR-5): ``assetWrite``; once the reference is returned, the
+  asset file holds every byte under its name.
+* ``H-207`` (CAP-9, CAP-29, DUR-3, DUR-4, DUR-5): ``deleteSession``; at every moment the session
+  is whole at its place or gone from it, and gone once acknowledged (the staging rename durable).
 * ``DH-103`` (DSH-18, DSH-19, DUR-3, DUR-5, DUR-6): dsh-v0 first ``append`` (temporary file,
   fsync, link, directory fsync); the acknowledged log survives.
 * ``DH-104`` (DSH-19, DUR-1, DUR-5, DUR-6): dsh-v0 later ``append`` calls to an existing log;
@@ -44,13 +50,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import records as kit
 from ..adapters._adapters import Adapter
 from ._capture_kit import HarnessOptions
 from ._crash import CrashCheckUnsupported, call
-from ._dsh import BUCKET
-from ._dsh import HEADER as DSH_HEADER
 from ._fsmodel import CrashState, FileSystemModel
+from ._powerloss_cases import SCENARIOS, Scenario, Step
 from ._powerloss_run import lay_out, snapshot, trace_steps
 from ._syncorder import missing_syncs
 from ._trace import Op, parse_trace
@@ -75,34 +79,14 @@ _MUTATING = frozenset({"open", "write", "truncate", "link", "rename", "unlink", 
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
-    """One request of a scenario and what its reply acknowledges."""
-
-    op: str
-    args: Callable[[Path], dict[str, Any]]  # the workspace -> the request's arguments
-    acknowledges: tuple[str, ...] = ()  # record ids (v1) or event seqs (dsh-v0)
-    creates: bool = False
-    truncates: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    setup: Mapping[str, bytes]  # the workspace before the trace (durable)
-    steps: tuple[Step, ...]
-    sent: tuple[str, ...]  # every record the setup and the steps write, in order
-    durable: tuple[str, ...] = ()  # records durable from the setup
-    dsh: bool = False
-    committed: bytes = b""  # recover: the complete records before the torn tail
-    fragment: bytes = b""  # recover: the torn tail, which must never be lost
-
-
-@dataclass(frozen=True, slots=True)
 class Acked:
     """What the replies written so far acknowledged."""
 
     ids: tuple[str, ...] = ()
     created: bool = False
     truncated: bool = False
+    deleted: bool = False
+    assets: tuple[tuple[str, bytes], ...] = ()  # (path in the session, bytes)
     at: int = 0  # the call of the last acknowledging reply
 
 
@@ -124,78 +108,6 @@ class PowerlossCheck:
     rules: tuple[str, ...]
     requires: tuple[str, ...]
     run: Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]
-
-
-# --- scenarios ---------------------------------------------------------------------------------
-
-def _session(ws: Path) -> str:
-    return str(ws / "session")
-
-
-def _appends(*batches: Sequence[dict[str, Any]]) -> tuple[Step, ...]:
-    def args(batch: Sequence[dict[str, Any]]) -> Callable[[Path], dict[str, Any]]:
-        return lambda ws: {"session": _session(ws), "records": list(batch)}
-
-    return tuple(Step("append", args(b), tuple(str(r["id"]) for r in b)) for b in batches)
-
-
-def _v1_base() -> tuple[dict[str, bytes], dict[str, Any]]:
-    root = kit.user("r0", None, "already durable")
-    return {"session/session.jsonl": kit.jsonl(V1_HEADER, root)}, root
-
-
-def _create() -> Scenario:
-    step = Step("create", lambda ws: {"session": _session(ws), "id": "harness-powerloss",
-                                      "timestamp": TS}, creates=True)
-    return Scenario({}, (step,), ())
-
-
-def _append_one() -> Scenario:
-    setup, _ = _v1_base()
-    a1, a2 = kit.user("a1", "r0", "first append"), kit.user("a2", "a1", "second append")
-    return Scenario(setup, _appends([a1], [a2]), ("r0", "a1", "a2"), ("r0",))
-
-
-def _append_batch() -> Scenario:
-    setup, _ = _v1_base()
-    batch = [kit.user("b1", "r0", "batch one"), kit.user("b2", "b1", "batch two " + "x" * 200),
-             kit.user("b3", "b2", "batch three")]
-    return Scenario(setup, _appends(batch), ("r0", "b1", "b2", "b3"), ("r0",))
-
-
-def _recover() -> Scenario:
-    committed = kit.jsonl(V1_HEADER, kit.user("k0", None, "first"), kit.user("k1", "k0", "two"))
-    torn = kit.line(kit.user("k2", "k1", "cut by a crash " + "y" * 400))
-    fragment = torn[: len(torn) // 2]
-    step = Step("recover", lambda ws: {"session": _session(ws)}, truncates=True)
-    return Scenario({"session/session.jsonl": committed + fragment}, (step,), ("k0", "k1"),
-                    ("k0", "k1"), committed=committed, fragment=fragment)
-
-
-def _dsh_event(seq: int) -> dict[str, Any]:
-    return {"type": "note", "seq": seq, "time": 1767225600100 + seq, "data": {"n": seq}}
-
-
-def _dsh_appends(*seqs: Sequence[int]) -> tuple[Step, ...]:
-    def args(batch: Sequence[int]) -> Callable[[Path], dict[str, Any]]:
-        return lambda ws: {"root": str(ws), "header": DSH_HEADER,
-                           "events": [_dsh_event(n) for n in batch]}
-
-    return tuple(Step("append", args(b), tuple(str(n) for n in b)) for b in seqs)
-
-
-def _line(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
-
-
-def _dsh_first() -> Scenario:
-    return Scenario({}, _dsh_appends([0, 1]), ("0", "1"), dsh=True)
-
-
-def _dsh_later() -> Scenario:
-    log = _line(DSH_HEADER) + _line(_dsh_event(0)) + _line(_dsh_event(1))
-    return Scenario({f"{BUCKET}/s1.jsonl": log}, _dsh_appends([2, 3], [4]),
-                    ("0", "1", "2", "3", "4"), ("0", "1"), dsh=True)
 
 
 # --- observing one crash state -------------------------------------------------------------------
@@ -244,13 +156,17 @@ def _code(result: Mapping[str, Any]) -> str:
     return str(error.get("code")) if isinstance(error, dict) else "no code"
 
 
-def _judge(s: Scenario, seen: Seen, acked: Acked) -> list[str]:
-    out = []
+def _judge(s: Scenario, seen: Seen, acked: Acked, state: CrashState) -> list[str]:
+    out = _judge_files(s, acked, state)
+    if acked.deleted:
+        return out  # what is left at the place is judged by the files alone
     if acked.created and not seen.exists:
         out.append(f"the session acknowledged as created (reply at call {acked.at}) is gone")
     if seen.locked_out is not None and (seen.exists or acked.ids):
         out.append(f"the session cannot be read or repaired: {seen.locked_out}")
-    lost = [i for i in (*s.durable, *acked.ids) if seen.locked_out is None and i not in seen.ids]
+    gone_allowed = s.whole_or_gone and not seen.exists  # CAP-9: gone from its place is fine
+    lost = [i for i in acked.ids if seen.locked_out is None and i not in seen.ids
+            and not gone_allowed]
     if lost:
         out.append(f"acknowledged record(s) {', '.join(lost)} lost")
     invented = [i for i in seen.ids if i not in s.sent]
@@ -263,6 +179,23 @@ def _judge(s: Scenario, seen: Seen, acked: Acked) -> list[str]:
                    "recovery/ holds it (RCV-6, RCV-7)")
     if acked.truncated and seen.raw is not None and seen.raw != s.committed:
         out.append(f"the truncation acknowledged at call {acked.at} is not durable (RCV-7)")
+    return out
+
+
+def _judge_files(s: Scenario, acked: Acked, state: CrashState) -> list[str]:
+    """What the cut left, before any adapter touched it: assets, deletion."""
+    out = []
+    for path, data in acked.assets:
+        if state.files.get(f"session/{path}") != data:
+            out.append(f"the asset {path} acknowledged at call {acked.at} is lost or not whole "
+                       "(AST-18)")
+    at_place = "session/session.jsonl" in state.files
+    if acked.deleted and at_place:
+        out.append(f"the session acknowledged as deleted (reply at call {acked.at}) is back at "
+                   "its place (CAP-29)")
+    if s.whole_or_gone and "session" in state.directories and not at_place:
+        out.append("the session directory is at its place without its session.jsonl: partly "
+                   "removed in place (CAP-9)")
     return out
 
 
@@ -285,7 +218,7 @@ class _Explorer:
         seed = zlib.crc32(f"{self.check_id}:{self.points}".encode())
         for state in model.crash_states(self.options.states, seed):
             seen = self._observe(state)
-            for problem in _judge(self.scenario, seen, acked):
+            for problem in _judge(self.scenario, seen, acked, state):
                 self.problems.setdefault(problem, f"{where} [{state.kept}]")
 
     def _observe(self, state: CrashState) -> Seen:
@@ -347,7 +280,7 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
         if scenario.dsh and "dsh-v0" not in verifier.hello.profiles:
             raise CrashCheckUnsupported("the adapter does not speak the profile dsh-v0")
         explorer = _Explorer(scenario, check_id, verifier, workdir, options, {}, {})
-        _walk(explorer, scenario, model, ops, replies)
+        _walk(explorer, scenario, model, ops, replies, traced.replies)
     finally:
         verifier.close()
     problems = [f"{where}: {text}" if where else text for text, where in explorer.problems.items()]
@@ -355,7 +288,7 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
 
 
 def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: list[Op],
-          replies: list[int]) -> None:
+          replies: list[int], answers: Sequence[Mapping[str, Any]]) -> None:
     acked = Acked(scenario.durable)
     position = replies[0] + 1  # after the hello
     for number, step in enumerate(scenario.steps, start=1):
@@ -372,10 +305,19 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
         explorer.examine(model, acked, f"crash just before the reply to {name} (call {reply})")
         acked = replace(acked, ids=(*acked.ids, *step.acknowledges),
                         created=acked.created or step.creates,
-                        truncated=acked.truncated or step.truncates, at=reply)
+                        truncated=acked.truncated or step.truncates,
+                        deleted=acked.deleted or step.deletes,
+                        assets=(*acked.assets, *_asset_of(step, answers[number - 1])), at=reply)
         explorer.syncs(missing_syncs(model, f"the reply at call {reply}"))
         explorer.examine(model, acked, f"crash just after the reply to {name} (call {reply})")
         position = end + 1
+
+
+def _asset_of(step: Step, answer: Mapping[str, Any]) -> list[tuple[str, bytes]]:
+    asset = answer.get("asset")
+    if step.asset is None or not isinstance(asset, dict) or not isinstance(asset.get("path"), str):
+        return []
+    return [(asset["path"], step.asset)]
 
 
 def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
@@ -385,39 +327,45 @@ def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
             if not s.startswith(f"no fsync of {cut} ")]
 
 
-def _checker(scenario: Callable[[], Scenario], check_id: str
+def _checker(check_id: str
              ) -> Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]:
     def run(factory: Callable[[], Adapter], workdir: Path, options: HarnessOptions) -> list[str]:
-        problems, _points, _states = explore(scenario(), check_id, factory, workdir, options)
+        scenario = SCENARIOS[check_id]()
+        problems, _points, _states = explore(scenario, check_id, factory, workdir, options)
         return problems
 
     return run
 
 
-SCENARIOS: Mapping[str, Callable[[], Scenario]] = {
-    "H-201": _create, "H-202": _append_one, "H-203": _append_batch, "H-204": _recover,
-    "DH-103": _dsh_first, "DH-104": _dsh_later,
-}
 _V1_WRITE = ("read", "append", "recover")
 POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
     PowerlossCheck("H-201", "power cut at every step of create: once acknowledged, the session "
                    "and its header survive", ("APP-3", "DUR-3", "DUR-5", "DUR-6"), _V1_WRITE,
-                   _checker(_create, "H-201")),
+                   _checker("H-201")),
     PowerlossCheck("H-202", "power cut at every step of two single-record appends: no "
                    "acknowledged record is lost", ("APP-11", "DUR-1", "DUR-2", "DUR-5", "DUR-6"),
-                   _V1_WRITE, _checker(_append_one, "H-202")),
+                   _V1_WRITE, _checker("H-202")),
     PowerlossCheck("H-203", "power cut at every step of a batch append: the acknowledged batch "
                    "survives, nothing is invented", ("APP-11", "DUR-1", "DUR-2", "DUR-5", "DUR-6"),
-                   _V1_WRITE, _checker(_append_batch, "H-203")),
+                   _V1_WRITE, _checker("H-203")),
     PowerlossCheck("H-204", "power cut at every step of a recovery: never truncated without the "
                    "fragment preserved", ("RCV-6", "RCV-7", "DUR-4", "DUR-6"),
-                   ("read", "recover"), _checker(_recover, "H-204")),
+                   ("read", "recover"), _checker("H-204")),
+    PowerlossCheck("H-205", "power cut at every step of remove: the acknowledged removal entry "
+                   "survives", ("APP-11", "DUR-1", "DUR-5", "DUR-6"), _V1_WRITE,
+                   _checker("H-205")),
+    PowerlossCheck("H-206", "power cut at every step of an asset write: the acknowledged asset "
+                   "is whole", ("AST-18", "DUR-1", "DUR-3", "DUR-5"), ("read", "assets"),
+                   _checker("H-206")),
+    PowerlossCheck("H-207", "power cut at every step of a deletion: whole or gone, and gone once "
+                   "acknowledged", ("CAP-9", "CAP-29", "DUR-3", "DUR-4", "DUR-5"),
+                   ("read", "capture"), _checker("H-207")),
     PowerlossCheck("DH-103", "power cut at every step of a first append: the acknowledged log "
                    "survives", ("DSH-18", "DSH-19", "DUR-3", "DUR-5", "DUR-6"), (),
-                   _checker(_dsh_first, "DH-103")),
+                   _checker("DH-103")),
     PowerlossCheck("DH-104", "power cut at every step of later appends: every acknowledged "
                    "event survives", ("DSH-19", "DUR-1", "DUR-5", "DUR-6"), (),
-                   _checker(_dsh_later, "DH-104")),
+                   _checker("DH-104")),
 )
 
 # The broken fakes (tests/fakes/powerloss_*.py, each the reference less one sync) and exactly
@@ -432,6 +380,8 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_fragment_no_fsync": frozenset({"H-204"}),
     "powerloss_dsh_temp_no_fsync": frozenset({"DH-103"}),
     "powerloss_dsh_dir_no_fsync": frozenset({"DH-103"}),
+    "powerloss_asset_no_fsync": frozenset({"H-206"}),
+    "powerloss_delete_no_dir_fsync": frozenset({"H-207"}),
 }
 # The rules whose promise is durability (issue 25): covered only by a check that bites a fake.
 DURABILITY_RULES: tuple[str, ...] = (

@@ -10,7 +10,8 @@ unsynced in the workspace is a missing sync and is named here:
   at call 814 (reply at call 815)".
 
 Changes that cannot matter are left out: lock files (their name is all they hold), files that
-have no name any more (a temporary file after its link), entries created and removed again.
+have no name any more (a temporary file after its link), entries created and removed again,
+and removals (a removal lost to a power cut loses no bytes; the crash states judge the rest).
 Sans-IO, like the model it reads.
 """
 
@@ -22,7 +23,7 @@ from ._fsmodel import Change, FileSystemModel
 
 __all__ = ["missing_syncs"]
 
-_VERB = {"create": "created", "link": "linked", "mkdir": "made", "rename": "renamed into place",
+_VERB = {"create": "created", "link": "linked", "mkdir": "made",
          "unlink": "removed", "rmdir": "removed"}
 
 
@@ -50,8 +51,9 @@ def missing_syncs(
                 continue
             where = f"the directory {parent}" if parent else "the workspace directory"
             leaf = change.path.rsplit("/", 1)[-1]
-            out.append(f"{where} was not fsynced after {leaf} was {_VERB[change.kind]} at call "
-                       f"{change.call} ({moment})")
+            done = (f"{change.source} was renamed to {leaf}" if change.kind == "rename"
+                    else f"{leaf} was {_VERB[change.kind]}")
+            out.append(f"{where} was not fsynced after {done} at call {change.call} ({moment})")
     return out
 
 
@@ -60,13 +62,17 @@ def _lasting(changes: tuple[Change, ...], model: FileSystemModel) -> list[Change
     the same unsynced stretch (a temporary file) needs no sync."""
     out = []
     for change in changes:
-        if change.kind in ("create", "link", "rename"):
+        if change.kind == "rename" and change.inode < 0:  # a directory moved away
+            if change.source in model.dirs:
+                continue
+        elif change.kind in ("create", "link", "rename"):
             if model.names.get(change.path) != change.inode:
                 continue
         elif change.kind == "mkdir" and change.path not in model.dirs:
             continue
-        elif change.kind == "unlink" and (change.path in model.names
-                                           or change.path not in model.durable_names):
-            continue  # a name never durable needs no sync to be gone
+        elif change.kind in ("unlink", "rmdir"):
+            # Decision: a removal lost to a power cut leaves bytes, never loses them; whether
+            # that matters (a deleted session back at its place) the crash states judge.
+            continue
         out.append(change)
     return out
