@@ -35,6 +35,9 @@ rules (docs/spec.md; ``_fsmodel``):
   asset file holds every byte under its name.
 * ``H-207`` (CAP-9, CAP-29, DUR-3, DUR-4, DUR-5): ``deleteSession``; at every moment the session
   is whole at its place or gone from it, and gone once acknowledged (the staging rename durable).
+* ``H-208`` (CAP-1, CAP-20, CAP-22, DUR-3..DUR-6): ``captureStart``, ``captureWrite``,
+  ``captureFinish``; once the start is acknowledged the WAV's header and ``recording.started``
+  survive, once the finish is, ``recording.finished`` does.
 * ``DH-103`` (DSH-18, DSH-19, DUR-3, DUR-5, DUR-6): dsh-v0 first ``append`` (temporary file,
   fsync, link, directory fsync); the acknowledged log survives.
 * ``DH-104`` (DSH-19, DUR-1, DUR-5, DUR-6): dsh-v0 later ``append`` calls to an existing log;
@@ -87,6 +90,7 @@ class Acked:
     truncated: bool = False
     deleted: bool = False
     assets: tuple[tuple[str, bytes], ...] = ()  # (path in the session, bytes)
+    wavs: tuple[str, ...] = ()  # recordings started: their WAV header must be there
     at: int = 0  # the call of the last acknowledging reply
 
 
@@ -189,6 +193,11 @@ def _judge_files(s: Scenario, acked: Acked, state: CrashState) -> list[str]:
         if state.files.get(f"session/{path}") != data:
             out.append(f"the asset {path} acknowledged at call {acked.at} is lost or not whole "
                        "(AST-18)")
+    for path in acked.wavs:
+        wav = state.files.get(f"session/{path}", b"")
+        if len(wav) < 44 or not wav.startswith(b"RIFF"):
+            out.append(f"the recording {path} started (reply at call {acked.at}) has no durable "
+                       "WAV header (CAP-1, CAP-20)")
     at_place = "session/session.jsonl" in state.files
     if acked.deleted and at_place:
         out.append(f"the session acknowledged as deleted (reply at call {acked.at}) is back at "
@@ -262,9 +271,9 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
         (workspace / name).parent.mkdir(parents=True, exist_ok=True)
         (workspace / name).write_bytes(data)
     files, dirs = snapshot(workspace)
-    steps = [(step.op, step.args(workspace)) for step in scenario.steps]
+    steps = [(step.op, step.args(workspace), step.follow) for step in scenario.steps]
     traced = trace_steps(factory, workspace, steps, workdir / "trace.txt", options.timeout)
-    for (op, _), reply in zip(steps, traced.replies, strict=True):
+    for (op, _, _), reply in zip(steps, traced.replies, strict=True):
         if "error" in reply:
             raise RuntimeError(f"the traced {op} was refused ({_code(reply)})")
     ops = parse_trace(traced.text)
@@ -307,8 +316,10 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
                         created=acked.created or step.creates,
                         truncated=acked.truncated or step.truncates,
                         deleted=acked.deleted or step.deletes,
-                        assets=(*acked.assets, *_asset_of(step, answers[number - 1])), at=reply)
-        explorer.syncs(missing_syncs(model, f"the reply at call {reply}"))
+                        assets=(*acked.assets, *_asset_of(step, answers[number - 1])),
+                        wavs=(*acked.wavs, *_wav_of(step, answers[number - 1])), at=reply)
+        if step.acknowledging:
+            explorer.syncs(missing_syncs(model, f"the reply at call {reply}"))
         explorer.examine(model, acked, f"crash just after the reply to {name} (call {reply})")
         position = end + 1
 
@@ -318,6 +329,13 @@ def _asset_of(step: Step, answer: Mapping[str, Any]) -> list[tuple[str, bytes]]:
     if step.asset is None or not isinstance(asset, dict) or not isinstance(asset.get("path"), str):
         return []
     return [(asset["path"], step.asset)]
+
+
+def _wav_of(step: Step, answer: Mapping[str, Any]) -> list[str]:
+    asset = answer.get("asset")
+    if not step.wav or not isinstance(asset, dict) or not isinstance(asset.get("path"), str):
+        return []
+    return [asset["path"]]
 
 
 def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
@@ -360,6 +378,10 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
     PowerlossCheck("H-207", "power cut at every step of a deletion: whole or gone, and gone once "
                    "acknowledged", ("CAP-9", "CAP-29", "DUR-3", "DUR-4", "DUR-5"),
                    ("read", "capture"), _checker("H-207")),
+    PowerlossCheck("H-208", "power cut at every step of a capture (start, write, finish): "
+                   "header and recording.started durable before the first frame",
+                   ("CAP-1", "CAP-20", "CAP-22", "DUR-3", "DUR-4", "DUR-5", "DUR-6"),
+                   ("read", "capture"), _checker("H-208")),
     PowerlossCheck("DH-103", "power cut at every step of a first append: the acknowledged log "
                    "survives", ("DSH-18", "DSH-19", "DUR-3", "DUR-5", "DUR-6"), (),
                    _checker("DH-103")),
@@ -382,6 +404,7 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_dsh_dir_no_fsync": frozenset({"DH-103"}),
     "powerloss_asset_no_fsync": frozenset({"H-206"}),
     "powerloss_delete_no_dir_fsync": frozenset({"H-207"}),
+    "powerloss_capture_no_fsync": frozenset({"H-208"}),
 }
 # The rules whose promise is durability (issue 25): covered only by a check that bites a fake.
 DURABILITY_RULES: tuple[str, ...] = (

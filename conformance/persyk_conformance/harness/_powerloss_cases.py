@@ -34,6 +34,12 @@ class Step:
     truncates: bool = False
     deletes: bool = False
     asset: bytes | None = None  # assetWrite: the bytes the reply's asset path must hold
+    # False: the reply promises nothing durable (captureWrite's totals: CAP-25 lets a crash
+    # keep a prefix of the frames), so the sync-order analysis does not judge it.
+    acknowledging: bool = True
+    wav: bool = False  # captureStart: the reply's asset is a WAV whose header must be durable
+    # Arguments taken from earlier replies (a capture's handle): replies so far -> arguments.
+    follow: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +152,26 @@ def _remove() -> Scenario:
     return Scenario(setup, (step,), ("r0", "rm1"), ("r0",))
 
 
+def _capture() -> Scenario:
+    setup, _ = _v1_base()
+    pcm = base64.b64encode(b"\x01\x02" * 200).decode("ascii")  # 200 mono frames
+
+    def handle(replies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return {"handle": replies[0].get("handle")}
+
+    steps = (
+        Step("captureStart", lambda ws: {"session": _session(ws), "recordingId": "pl-rec",
+                                         "leaf": "r0", "id": "st1", "timestamp": TS},
+             ("st1",), wav=True),
+        Step("captureWrite", lambda ws: {"pcm": pcm}, acknowledging=False, follow=handle),
+        Step("captureFinish", lambda ws: {"id": "fin1", "timestamp": TS}, ("fin1",),
+             follow=handle),
+    )
+    return Scenario(setup, steps, ("r0", "st1", "fin1"), ("r0",))
+
+
 SCENARIOS: Mapping[str, Callable[[], Scenario]] = {
+    "H-208": _capture,
     "H-205": _remove, "H-206": _asset_write, "H-207": _delete,
     "H-201": _create, "H-202": _append_one, "H-203": _append_batch, "H-204": _recover,
     "DH-103": _dsh_first, "DH-104": _dsh_later,

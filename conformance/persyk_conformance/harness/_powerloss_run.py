@@ -48,13 +48,17 @@ def snapshot(root: Path) -> tuple[dict[str, bytes], list[str]]:
     return files, dirs
 
 
+Follow = Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None
+
+
 def trace_steps(
-    factory: Callable[[], Adapter], workspace: Path, steps: Sequence[tuple[str, dict[str, Any]]],
-    trace: Path, timeout: float,
+    factory: Callable[[], Adapter], workspace: Path,
+    steps: Sequence[tuple[str, dict[str, Any], Follow]], trace: Path, timeout: float,
 ) -> Traced:
-    """Run ``steps`` (op, args) in one adapter process under strace, recording every call that
-    changes a file with the bytes it writes. Raises CrashCheckUnsupported where strace or
-    ptrace is missing, or for an in-process adapter."""
+    """Run ``steps`` (op, args, arguments taken from the replies so far) in one adapter
+    process under strace, recording every call that changes a file with the bytes it writes.
+    Raises CrashCheckUnsupported where strace or ptrace is missing, or for an in-process
+    adapter."""
     strace = strace_prefix()
     wrapped = wrapper(factory)
     traced_calls = ",".join(f"?{name}" for name in TRACED_SYSCALLS)
@@ -64,7 +68,9 @@ def trace_steps(
     replies: list[Mapping[str, Any]] = []
     try:
         adapter.start(timeout)
-        for op, args in steps:
+        for op, args, follow in steps:
+            if follow is not None:
+                args = {**args, **follow(replies)}
             reply = adapter.run(op, args, timeout)
             if not isinstance(reply, Result):
                 raise CrashCheckUnsupported(
