@@ -42,6 +42,8 @@ from ..harness._registry import (
     harness_cases,
     harness_results,
     known_capabilities,
+    needs_a_process,
+    registry_problems,
 )
 from ..reports._compare import register as register_compare_command
 from ..reports._run import dumps_report, render_junit, render_markdown, render_text
@@ -395,10 +397,12 @@ def cmd_check_fixtures(args: argparse.Namespace) -> int:
         problems = check_fixtures(args.fixtures, spec_text=spec)
     else:
         problems = check_fixtures(spec_text=spec)
+    record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
+    problems += registry_problems({r.id for r in record.results if r.kind != "harness"})
     for problem in problems:
         print(f"fixtures: {problem}")
-    record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
-    not_passing = [r for r in record.results if r.outcome is not Outcome.PASS]
+    not_passing = [r for r in record.results
+                   if r.outcome is not Outcome.PASS and not needs_a_process(r)]
     for result in not_passing:
         print(f"reference: {result.id} {result.outcome}: {result.describe()}")
     total = len(record.results)

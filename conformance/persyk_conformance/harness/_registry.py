@@ -43,6 +43,8 @@ __all__ = [
     "harness_cases",
     "harness_results",
     "known_capabilities",
+    "needs_a_process",
+    "registry_problems",
     "run_harness",
 ]
 
@@ -149,6 +151,31 @@ def check_description(check_id: str) -> str:
             paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
             return " ".join(paragraph.replace("``", "").lstrip("* ").split())
     return "(not described)"
+
+
+def registry_problems(fixture_ids: Collection[str]) -> list[str]:
+    """What ``check-fixtures`` checks of this table: every rule a check names is a rule of
+    docs/spec.md or of a profile's spec, every check is described, no id is a fixture's too."""
+    import persyk_contract
+
+    known = {r.id for r in persyk_contract.rules()}
+    known |= {r.id for r in persyk_contract.profile_rules("dsh-v0")}
+    problems = []
+    for check in HARNESS_CHECKS:
+        problems += [f"harness check {check.id} names rule {rule}, which no spec has"
+                     for rule in check.rules if rule not in known]
+        if check_description(check.id) == "(not described)":
+            problems.append(f"harness check {check.id} has no paragraph in its module's docs")
+        if check.id in fixture_ids:
+            problems.append(f"harness check {check.id} has the id of a fixture case")
+    return problems
+
+
+def needs_a_process(result: CaseResult) -> bool:
+    """A procedure that cannot run in-process (it kills or traces adapter processes): unsupported
+    there by design; ``persyk-conformance run`` runs it with adapter processes."""
+    return (result.id in HARNESS_IDS and result.outcome is Outcome.UNSUPPORTED
+            and (result.reason or "").startswith("needs an adapter process"))
 
 
 def run_harness(
