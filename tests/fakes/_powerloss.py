@@ -54,7 +54,7 @@ def serve(override: Override) -> None:
                 return
         _REAL_FSYNC(fd)
 
-    reference.dispatch = dispatch  # type: ignore[assignment]
-    os.fsync = fsync
-    os.fdatasync = fsync
+    reference.dispatch = dispatch
+    os.fsync = fsync  # type: ignore[assignment]
+    os.fdatasync = fsync  # type: ignore[assignment]
     sys.exit(reference.main())
