@@ -105,7 +105,8 @@ def test_list_and_report_name_the_profile(capsys: pytest.CaptureFixture[str]) ->
     assert main(["list", "--profile", "dsh-v0", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and all(row["id"].startswith(("DG-", "DR-", "DS-", "DH-")) for row in rows)
-    assert [row["id"] for row in rows if row["kind"] == "harness"] == ["DH-101", "DH-102"]
+    assert [row["id"] for row in rows if row["kind"] == "harness"] == [
+        "DH-101", "DH-102", "DH-103", "DH-104"]
     assert main(["run", "--profile", "dsh-v0", "--in-process", "--only", "DG-001"]) == 0
     assert "profile dsh-v0" in capsys.readouterr().out
 
