@@ -80,6 +80,11 @@ def test_parse_resolves_at_calls_against_their_directory_descriptor() -> None:
     assert (op.kind, op.path, op.target) == ("link", "/w/s/.tmp1", "/w/s/session.jsonl")
 
 
+def test_parse_reads_a_descriptor_whose_file_was_removed() -> None:
+    [op] = parse_trace("1 close(4</w/s/session.jsonl>(deleted)) = 0\n")
+    assert (op.kind, op.fd, op.path) == ("close", 4, "/w/s/session.jsonl")
+
+
 def test_decode_c_string_reads_octal_and_named_escapes() -> None:
     assert decode_c_string(r"a\tb\0\377\\") == b"a\tb\x00\xff\\"
 

@@ -29,6 +29,8 @@ rules (docs/spec.md; ``_fsmodel``):
   invented.
 * ``H-204`` (RCV-6, RCV-7, DUR-4, DUR-6): ``recover`` of a torn tail; in no state did the
   truncation persist while the preserved fragment did not; after the reply the cut is durable.
+* ``H-209`` (RCV-6, RCV-16, DUR-4, DUR-6): ``recover`` of a file that holds only a torn
+  header; the file is removed only once the fragment is durable under ``recovery/``.
 * ``H-205`` (APP-11, DUR-1, DUR-5, DUR-6): ``remove`` of a durable entry; the removal entry
   survives once acknowledged.
 * ``H-206`` (AST-18, DUR-1, DUR-3, DUR-5): ``assetWrite``; once the reference is returned, the
@@ -162,6 +164,9 @@ def _code(result: Mapping[str, Any]) -> str:
 
 def _judge(s: Scenario, seen: Seen, acked: Acked, state: CrashState) -> list[str]:
     out = _judge_files(s, acked, state)
+    if acked.truncated and not s.committed and "session/session.jsonl" in state.files:
+        out.append(f"the removal of the torn file acknowledged at call {acked.at} is not "
+                   "durable (RCV-16)")
     if acked.deleted:
         return out  # what is left at the place is judged by the files alone
     if acked.created and not seen.exists:
@@ -179,9 +184,9 @@ def _judge(s: Scenario, seen: Seen, acked: Acked, state: CrashState) -> list[str
     if s.dsh and seen.locked_out is None and seen.ids != s.sent[: len(seen.ids)]:
         out.append("the log's events are not a prefix of the events written")
     if not seen.fragment_safe:
-        out.append("the torn fragment is lost: the truncation persisted and no file under "
-                   "recovery/ holds it (RCV-6, RCV-7)")
-    if acked.truncated and seen.raw is not None and seen.raw != s.committed:
+        out.append("the torn fragment is lost: the cut (truncation or removal) persisted and no "
+                   "file under recovery/ holds it (RCV-6, RCV-7)")
+    if acked.truncated and seen.raw is not None and seen.raw != s.committed and s.committed:
         out.append(f"the truncation acknowledged at call {acked.at} is not durable (RCV-7)")
     return out
 
@@ -307,7 +312,8 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
             if _in_workspace(op, model):
                 explorer.examine(model, acked, f"crash just before call {op.call} "
                                                f"({_describe(op, model)}) of {name}")
-                if op.kind == "truncate":
+                if op.kind == "truncate" or (
+                        op.kind == "unlink" and (op.path or "").endswith("/session.jsonl")):
                     explorer.syncs(_before_truncation(model, op))
             model.apply(op)
         reply = ops[end].call
@@ -339,9 +345,11 @@ def _wav_of(step: Step, answer: Mapping[str, Any]) -> list[str]:
 
 
 def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
-    """RCV-6: everything written before a truncation must be durable when it is made."""
+    """RCV-6: everything written before a truncation (or the removal of a torn file, RCV-16)
+    must be durable when it is made."""
     cut = model.relative(op.path) or ""
-    return [s for s in missing_syncs(model, f"the truncation at call {op.call}")
+    what = "truncation" if op.kind == "truncate" else "removal"
+    return [s for s in missing_syncs(model, f"the {what} at call {op.call}")
             if not s.startswith(f"no fsync of {cut} ")]
 
 
@@ -369,6 +377,10 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
     PowerlossCheck("H-204", "power cut at every step of a recovery: never truncated without the "
                    "fragment preserved", ("RCV-6", "RCV-7", "DUR-4", "DUR-6"),
                    ("read", "recover"), _checker("H-204")),
+    PowerlossCheck("H-209", "power cut at every step of a recovery that removes a torn header: "
+                   "never removed without the fragment preserved", ("RCV-6", "RCV-16", "DUR-4",
+                                                                     "DUR-6"),
+                   ("read", "recover"), _checker("H-209")),
     PowerlossCheck("H-205", "power cut at every step of remove: the acknowledged removal entry "
                    "survives", ("APP-11", "DUR-1", "DUR-5", "DUR-6"), _V1_WRITE,
                    _checker("H-205")),
@@ -399,7 +411,7 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_append_no_file_fsync": frozenset({"H-202", "H-203"}),
     "powerloss_reply_before_fsync": frozenset({"H-202", "H-203"}),
     "powerloss_create_no_dir_fsync": frozenset({"H-201"}),
-    "powerloss_fragment_no_fsync": frozenset({"H-204"}),
+    "powerloss_fragment_no_fsync": frozenset({"H-204", "H-209"}),
     "powerloss_dsh_temp_no_fsync": frozenset({"DH-103"}),
     "powerloss_dsh_dir_no_fsync": frozenset({"DH-103"}),
     "powerloss_asset_no_fsync": frozenset({"H-206"}),

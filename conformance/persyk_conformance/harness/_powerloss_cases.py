@@ -170,7 +170,15 @@ def _capture() -> Scenario:
     return Scenario(setup, steps, ("r0", "st1", "fin1"), ("r0",))
 
 
+def _recover_removing() -> Scenario:
+    fragment = json.dumps(V1_HEADER, separators=(",", ":")).encode()[:-9]  # RCV-16: torn header
+    step = Step("recover", lambda ws: {"session": _session(ws)}, truncates=True)
+    return Scenario({"session/session.jsonl": fragment}, (step,), (), committed=b"",
+                    fragment=fragment)
+
+
 SCENARIOS: Mapping[str, Callable[[], Scenario]] = {
+    "H-209": _recover_removing,
     "H-208": _capture,
     "H-205": _remove, "H-206": _asset_write, "H-207": _delete,
     "H-201": _create, "H-202": _append_one, "H-203": _append_batch, "H-204": _recover,

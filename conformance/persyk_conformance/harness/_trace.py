@@ -39,7 +39,8 @@ _CALL = re.compile(r"^(?P<name>\w+)\((?P<args>.*)\)\s+=\s+(?P<ret>-?\d+|0x[0-9a-
                    r"(?:<(?P<ret_path>[^>]*)>)?(?P<tail>.*)$", re.S)
 _UNFINISHED = " <unfinished ...>"
 _RESUMED = re.compile(r"^<\.\.\. (?P<name>\w+) resumed>(?P<rest>.*)$", re.S)
-_FD = re.compile(r"^(?P<fd>-?\d+)(?:<(?P<path>.*)>)?$", re.S)
+# -yy marks a descriptor whose file has no name any more: ``4</w/s/session.jsonl>(deleted)``.
+_FD = re.compile(r"^(?P<fd>-?\d+)(?:<(?P<path>.*)>)?(?:\(deleted\))?$", re.S)
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "v": 11, "f": 12, "\\": 92, '"': 34, "'": 39, "a": 7,
             "b": 8}
 
