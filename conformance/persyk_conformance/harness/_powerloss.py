@@ -29,8 +29,6 @@ rules (docs/spec.md; ``_fsmodel``):
   invented.
 * ``H-204`` (RCV-6, RCV-7, DUR-4, DUR-6): ``recover`` of a torn tail; in no state did the
   truncation persist while the preserved fragment did not; after the reply the cut is durable.
-* ``H-209`` (RCV-6, RCV-16, DUR-4, DUR-6): ``recover`` of a file that holds only a torn
-  header; the file is removed only once the fragment is durable under ``recovery/``.
 * ``H-205`` (APP-11, DUR-1, DUR-5, DUR-6): ``remove`` of a durable entry; the removal entry
   survives once acknowledged.
 * ``H-206`` (AST-18, DUR-1, DUR-3, DUR-5): ``assetWrite``; once the reference is returned, the
@@ -40,6 +38,8 @@ rules (docs/spec.md; ``_fsmodel``):
 * ``H-208`` (CAP-1, CAP-20, CAP-22, DUR-3..DUR-6): ``captureStart``, ``captureWrite``,
   ``captureFinish``; once the start is acknowledged the WAV's header and ``recording.started``
   survive, once the finish is, ``recording.finished`` does.
+* ``H-209`` (RCV-6, RCV-16, DUR-4, DUR-6): ``recover`` of a file that holds only a torn
+  header; the file is removed only once the fragment is durable under ``recovery/``.
 * ``DH-103`` (DSH-18, DSH-19, DUR-3, DUR-5, DUR-6): dsh-v0 first ``append`` (temporary file,
   fsync, link, directory fsync); the acknowledged log survives.
 * ``DH-104`` (DSH-19, DUR-1, DUR-5, DUR-6): dsh-v0 later ``append`` calls to an existing log;
@@ -377,10 +377,6 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
     PowerlossCheck("H-204", "power cut at every step of a recovery: never truncated without the "
                    "fragment preserved", ("RCV-6", "RCV-7", "DUR-4", "DUR-6"),
                    ("read", "recover"), _checker("H-204")),
-    PowerlossCheck("H-209", "power cut at every step of a recovery that removes a torn header: "
-                   "never removed without the fragment preserved", ("RCV-6", "RCV-16", "DUR-4",
-                                                                     "DUR-6"),
-                   ("read", "recover"), _checker("H-209")),
     PowerlossCheck("H-205", "power cut at every step of remove: the acknowledged removal entry "
                    "survives", ("APP-11", "DUR-1", "DUR-5", "DUR-6"), _V1_WRITE,
                    _checker("H-205")),
@@ -394,6 +390,10 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
                    "header and recording.started durable before the first frame",
                    ("CAP-1", "CAP-20", "CAP-22", "DUR-3", "DUR-4", "DUR-5", "DUR-6"),
                    ("read", "capture"), _checker("H-208")),
+    PowerlossCheck("H-209", "power cut at every step of a recovery that removes a torn header: "
+                   "never removed without the fragment preserved", ("RCV-6", "RCV-16", "DUR-4",
+                                                                     "DUR-6"),
+                   ("read", "recover"), _checker("H-209")),
     PowerlossCheck("DH-103", "power cut at every step of a first append: the acknowledged log "
                    "survives", ("DSH-18", "DSH-19", "DUR-3", "DUR-5", "DUR-6"), (),
                    _checker("DH-103")),
