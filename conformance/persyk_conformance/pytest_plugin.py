@@ -2,7 +2,8 @@
 
 One item per case, named by its id (``persyk::R-017``), then one per write-harness check
 (``persyk::H-101``..: torn tails, concurrent writers, cursor walks, the capture crash checks
-H-150..H-153, whose kills ``--persyk-crash-moments`` sets), as ``persyk-conformance
+H-150..H-153, whose kills ``--persyk-crash-moments`` sets, the power-loss checks H-201..,
+whose crash states per point ``--persyk-powerloss-states`` sets), as ``persyk-conformance
 run`` does. Outcomes map onto pytest's: pass ->
 passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
 reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
@@ -22,7 +23,13 @@ import pytest
 from .adapters._adapters import Adapter, SubprocessAdapter
 from .cases._load import load_cases
 from .harness._capture_kit import CRASH_MOMENTS
-from .harness._registry import checks_for, harness_cases, harness_results, known_capabilities
+from .harness._registry import (
+    DEFAULT_STATES,
+    checks_for,
+    harness_cases,
+    harness_results,
+    known_capabilities,
+)
 from .reports._run import failure_lines
 from .run._outcomes import (
     FAILING,
@@ -57,12 +64,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--persyk-crash-moments", type=_at_least_one, default=CRASH_MOMENTS,
                     metavar="N",
                     help=f"kills of each capture crash check (default: {CRASH_MOMENTS})")
+    group.addoption("--persyk-powerloss-states", type=_at_least_one, default=DEFAULT_STATES,
+                    metavar="N", help="crash states per crash point of the power-loss checks "
+                    f"(default: {DEFAULT_STATES})")
 
 
 def _at_least_one(text: str) -> int:
     value = int(text)
     if value < 1:
-        raise ValueError("--persyk-crash-moments must be at least 1")
+        raise ValueError("a count of kills or states must be at least 1")
     return value
 
 
@@ -74,6 +84,7 @@ class _Session:
         self.argv = shlex.split(impl)
         self.timeout: float = config.getoption("--persyk-timeout")
         self.moments: int = config.getoption("--persyk-crash-moments")
+        self.states: int = config.getoption("--persyk-powerloss-states")
         self.sandbox = Sandbox.create()
         self.adapter = SubprocessAdapter(
             self.argv,
@@ -114,6 +125,7 @@ class _Session:
         (result,) = harness_results(
             self.fresh_adapter, self.sandbox.runner / "write-harness", [check], self.expected,
             capabilities, timeout=self.timeout, gave_up=gave_up, moments=self.moments,
+            states=self.states,
         )
         return result
 
