@@ -207,6 +207,9 @@ WORDS = {
     "powerloss_capture_no_fsync": (
         "missing sync: no fsync of session/assets/pl-rec.wav between the write at call",
         "has no durable WAV header (CAP-1, CAP-20)"),
+    "powerloss_media_no_fsync": (
+        "missing sync: no fsync of session/assets/protocol-",
+        "persisted before the media bytes it names (RT-7)"),
     "powerloss_dsh_dir_no_fsync": (
         "the directory cwd-d1bb8ca35467 was not fsynced after s1.jsonl was linked",
         "acknowledged record(s) 0, 1 lost"),

@@ -40,6 +40,9 @@ rules (docs/spec.md; ``_fsmodel``):
   survive, once the finish is, ``recording.finished`` does.
 * ``H-209`` (RCV-6, RCV-16, DUR-4, DUR-6): ``recover`` of a file that holds only a torn
   header; the file is removed only once the fragment is durable under ``recovery/``.
+* ``H-210`` (RT-7, AST-18, DUR-4..DUR-6): ``replay`` of a provider-event script with audio;
+  no state holds an entry naming a media asset whose bytes are not whole, and after the reply
+  every appended entry survives.
 * ``DH-103`` (DSH-18, DSH-19, DUR-3, DUR-5, DUR-6): dsh-v0 first ``append`` (temporary file,
   fsync, link, directory fsync); the acknowledged log survives.
 * ``DH-104`` (DSH-19, DUR-1, DUR-5, DUR-6): dsh-v0 later ``append`` calls to an existing log;
@@ -51,7 +54,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +96,7 @@ class Acked:
     deleted: bool = False
     assets: tuple[tuple[str, bytes], ...] = ()  # (path in the session, bytes)
     wavs: tuple[str, ...] = ()  # recordings started: their WAV header must be there
+    media: Mapping[str, bytes] = field(default_factory=dict)  # replay: assets and final bytes
     at: int = 0  # the call of the last acknowledging reply
 
 
@@ -203,6 +207,7 @@ def _judge_files(s: Scenario, acked: Acked, state: CrashState) -> list[str]:
         if len(wav) < 44 or not wav.startswith(b"RIFF"):
             out.append(f"the recording {path} started (reply at call {acked.at}) has no durable "
                        "WAV header (CAP-1, CAP-20)")
+    out += _judge_media(acked, state)
     at_place = "session/session.jsonl" in state.files
     if acked.deleted and at_place:
         out.append(f"the session acknowledged as deleted (reply at call {acked.at}) is back at "
@@ -210,6 +215,17 @@ def _judge_files(s: Scenario, acked: Acked, state: CrashState) -> list[str]:
     if s.whole_or_gone and "session" in state.directories and not at_place:
         out.append("the session directory is at its place without its session.jsonl: partly "
                    "removed in place (CAP-9)")
+    return out
+
+
+def _judge_media(acked: Acked, state: CrashState) -> list[str]:
+    """RT-7: an entry that names a media asset persists only after the asset's bytes."""
+    out = []
+    log = state.files.get("session/session.jsonl", b"")
+    for path, data in acked.media.items():
+        if f'"{path}"'.encode() in log and state.files.get(f"session/{path}") != data:
+            out.append(f"an entry naming {path} persisted before the media bytes it names "
+                       "(RT-7)")
     return out
 
 
@@ -281,6 +297,9 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
     for (op, _, _), reply in zip(steps, traced.replies, strict=True):
         if "error" in reply:
             raise RuntimeError(f"the traced {op} was refused ({_code(reply)})")
+    final, _ = snapshot(workspace)
+    appended = tuple(str(i) for r in traced.replies for i in r.get("appended", []) or [])
+    scenario = replace(scenario, sent=(*scenario.sent, *appended))
     ops = parse_trace(traced.text)
     replies = [i for i, op in enumerate(ops)
                if op.kind == "write" and op.fd == 1 and (op.path or "").startswith("pipe:")]
@@ -294,7 +313,9 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
         if scenario.dsh and "dsh-v0" not in verifier.hello.profiles:
             raise CrashCheckUnsupported("the adapter does not speak the profile dsh-v0")
         explorer = _Explorer(scenario, check_id, verifier, workdir, options, {}, {})
-        _walk(explorer, scenario, model, ops, replies, traced.replies)
+        media = {name.removeprefix("session/"): data for name, data in final.items()
+                 if name.startswith("session/assets/")} if scenario.media else {}
+        _walk(explorer, scenario, model, ops, replies, traced.replies, media)
     finally:
         verifier.close()
     problems = [f"{where}: {text}" if where else text for text, where in explorer.problems.items()]
@@ -302,8 +323,9 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
 
 
 def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: list[Op],
-          replies: list[int], answers: Sequence[Mapping[str, Any]]) -> None:
-    acked = Acked(scenario.durable)
+          replies: list[int], answers: Sequence[Mapping[str, Any]],
+          media: Mapping[str, bytes]) -> None:
+    acked = Acked(scenario.durable, media=media)
     position = replies[0] + 1  # after the hello
     for number, step in enumerate(scenario.steps, start=1):
         end = replies[number]
@@ -315,10 +337,15 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
                 if op.kind == "truncate" or (
                         op.kind == "unlink" and (op.path or "").endswith("/session.jsonl")):
                     explorer.syncs(_before_truncation(model, op))
+                if op.kind == "write" and media:
+                    explorer.syncs(_before_naming(model, op, media))
             model.apply(op)
         reply = ops[end].call
         explorer.examine(model, acked, f"crash just before the reply to {name} (call {reply})")
-        acked = replace(acked, ids=(*acked.ids, *step.acknowledges),
+        answer = answers[number - 1]
+        from_reply = tuple(str(i) for i in answer.get("appended", []) or []
+                           ) if step.appends_from_reply else ()
+        acked = replace(acked, ids=(*acked.ids, *step.acknowledges, *from_reply),
                         created=acked.created or step.creates,
                         truncated=acked.truncated or step.truncates,
                         deleted=acked.deleted or step.deletes,
@@ -342,6 +369,15 @@ def _wav_of(step: Step, answer: Mapping[str, Any]) -> list[str]:
     if not step.wav or not isinstance(asset, dict) or not isinstance(asset.get("path"), str):
         return []
     return [asset["path"]]
+
+
+def _before_naming(model: FileSystemModel, op: Op, media: Mapping[str, bytes]) -> list[str]:
+    """RT-7: the media an entry names are durable before the entry is written."""
+    named = {f"session/{path}" for path in media if f'"{path}"'.encode() in op.data}
+    if not named:
+        return []
+    return missing_syncs(model, f"the write of the entry naming it at call {op.call}",
+                         relevant=lambda path: path in named)
 
 
 def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
@@ -394,6 +430,10 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
                    "never removed without the fragment preserved", ("RCV-6", "RCV-16", "DUR-4",
                                                                      "DUR-6"),
                    ("read", "recover"), _checker("H-209")),
+    PowerlossCheck("H-210", "power cut at every step of a replay with media: no entry before "
+                   "the media it names, every acknowledged entry survives",
+                   ("RT-7", "AST-18", "DUR-4", "DUR-5", "DUR-6"), ("read", "realtime"),
+                   _checker("H-210")),
     PowerlossCheck("DH-103", "power cut at every step of a first append: the acknowledged log "
                    "survives", ("DSH-18", "DSH-19", "DUR-3", "DUR-5", "DUR-6"), (),
                    _checker("DH-103")),
@@ -417,6 +457,7 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_asset_no_fsync": frozenset({"H-206"}),
     "powerloss_delete_no_dir_fsync": frozenset({"H-207"}),
     "powerloss_capture_no_fsync": frozenset({"H-208"}),
+    "powerloss_media_no_fsync": frozenset({"H-210"}),
 }
 # The rules whose promise is durability (issue 25): covered only by a check that bites a fake.
 DURABILITY_RULES: tuple[str, ...] = (

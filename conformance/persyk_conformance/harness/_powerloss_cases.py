@@ -37,6 +37,7 @@ class Step:
     # False: the reply promises nothing durable (captureWrite's totals: CAP-25 lets a crash
     # keep a prefix of the frames), so the sync-order analysis does not judge it.
     acknowledging: bool = True
+    appends_from_reply: bool = False  # replay: the reply's ``appended`` ids are acknowledged
     wav: bool = False  # captureStart: the reply's asset is a WAV whose header must be durable
     # Arguments taken from earlier replies (a capture's handle): replies so far -> arguments.
     follow: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None
@@ -52,6 +53,7 @@ class Scenario:
     committed: bytes = b""  # recover: the complete records before the torn tail
     fragment: bytes = b""  # recover: the torn tail, which must never be lost
     whole_or_gone: bool = False  # deletion: never a session directory without its file
+    media: bool = False  # replay: no entry may persist before the media bytes it names (RT-7)
 
 
 # --- scenarios ---------------------------------------------------------------------------------
@@ -177,7 +179,33 @@ def _recover_removing() -> Scenario:
                     fragment=fragment)
 
 
+# A provider-event script with outgoing and incoming audio (docs/realtime.md): replay writes
+# media assets and then the realtime_event entries that name them (RT-7).
+REPLAY_SCRIPT = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in [
+    {"at": 0, "connection": "c1", "open": {"provider": "openai", "endpoint":
+     "wss://api.example.com/v1/realtime?model=gpt-realtime", "model": "gpt-realtime",
+     "api": "realtime"}},
+    {"at": 10, "connection": "c1", "direction": "send_attempt", "event": {
+        "type": "input_audio_buffer.append", "event_id": "client_002", "audio": "AAAAAA=="}},
+    {"at": 20, "connection": "c1", "direction": "received", "event": {
+        "type": "response.output_audio.delta", "event_id": "event_010", "response_id": "r1",
+        "item_id": "i1", "output_index": 0, "content_index": 0, "delta": "AAECAwQF"}},
+    {"at": 21, "connection": "c1", "direction": "received", "event": {
+        "type": "response.output_audio.delta", "event_id": "event_011", "response_id": "r1",
+        "item_id": "i1", "output_index": 0, "content_index": 0, "delta": "BgcICQoL"}},
+])
+
+
+def _replay() -> Scenario:
+    setup, _ = _v1_base()
+    step = Step("replay", lambda ws: {"session": _session(ws), "script": str(ws / "script.jsonl"),
+                                      "leaf": "r0"}, appends_from_reply=True)
+    return Scenario({**setup, "script.jsonl": REPLAY_SCRIPT}, (step,), ("r0",), ("r0",),
+                    media=True)
+
+
 SCENARIOS: Mapping[str, Callable[[], Scenario]] = {
+    "H-210": _replay,
     "H-209": _recover_removing,
     "H-208": _capture,
     "H-205": _remove, "H-206": _asset_write, "H-207": _delete,
