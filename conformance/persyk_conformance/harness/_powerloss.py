@@ -298,7 +298,8 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
         if "error" in reply:
             raise RuntimeError(f"the traced {op} was refused ({_code(reply)})")
     final, _ = snapshot(workspace)
-    appended = tuple(str(i) for r in traced.replies for i in r.get("appended", []) or [])
+    appended = tuple(i for step, r in zip(scenario.steps, traced.replies, strict=True)
+                     for i in _appended(step, r))
     scenario = replace(scenario, sent=(*scenario.sent, *appended))
     ops = parse_trace(traced.text)
     replies = [i for i, op in enumerate(ops)
@@ -343,8 +344,7 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
         reply = ops[end].call
         explorer.examine(model, acked, f"crash just before the reply to {name} (call {reply})")
         answer = answers[number - 1]
-        from_reply = tuple(str(i) for i in answer.get("appended", []) or []
-                           ) if step.appends_from_reply else ()
+        from_reply = _appended(step, answer)
         acked = replace(acked, ids=(*acked.ids, *step.acknowledges, *from_reply),
                         created=acked.created or step.creates,
                         truncated=acked.truncated or step.truncates,
@@ -355,6 +355,14 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
             explorer.syncs(missing_syncs(model, f"the reply at call {reply}"))
         explorer.examine(model, acked, f"crash just after the reply to {name} (call {reply})")
         position = end + 1
+
+
+def _appended(step: Step, answer: Mapping[str, Any]) -> tuple[str, ...]:
+    """replay: the ids its reply lists as appended (dsh-v0's ``appended`` is a count)."""
+    ids = answer.get("appended")
+    if not step.appends_from_reply or not isinstance(ids, list):
+        return ()
+    return tuple(str(i) for i in ids)
 
 
 def _asset_of(step: Step, answer: Mapping[str, Any]) -> list[tuple[str, bytes]]:
