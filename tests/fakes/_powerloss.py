@@ -26,8 +26,9 @@ def _path(fd: int) -> str:
     return os.readlink(f"/proc/self/fd/{fd}")
 
 
-def later(fd: int, delay: float = 0.3) -> None:
-    """The fsync of ``fd``, done on another thread after ``delay``: after the reply."""
+def later(fd: int, delay: float = 1.0) -> None:
+    """The fsync of ``fd``, done on another thread after ``delay``: after the reply (a second
+    leaves room for a loaded machine to write the reply first)."""
     copy = os.dup(fd)
 
     def sync() -> None:

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters._adapters import Adapter
-from ._capture_kit import HarnessOptions
+from ._capture_kit import DEFAULT_STATES, HarnessOptions
 from ._crash import CrashCheckUnsupported, call
 from ._fsmodel import CrashState, FileSystemModel
 from ._powerloss_cases import SCENARIOS, Scenario, Step
@@ -78,7 +78,6 @@ __all__ = [
     "explore",
 ]
 
-DEFAULT_STATES = 24  # crash states at most per crash point (--powerloss-states)
 MAX_PROBLEMS = 20
 TS = "2026-01-01T00:00:00.000Z"
 V1_HEADER = {"type": "session", "version": 1, "id": "harness-powerloss", "timestamp": TS}
