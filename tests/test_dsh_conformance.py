@@ -16,7 +16,7 @@ from fakes.casetree import fake
 from persyk_conformance import check_profile_fixtures
 from persyk_conformance._protocol import decode_hello, encode_run
 from persyk_conformance.cli import RunConfig, execute, main
-from persyk_conformance.harness._dsh import DSH_HARNESS_CHECKS
+from persyk_conformance.harness._registry import checks_for
 from persyk_conformance.reports._run import report_json
 from persyk_conformance.run._outcomes import Outcome
 from persyk_session.adapter import dispatch, hello
@@ -36,7 +36,7 @@ def test_reference_passes_every_dsh_case_through_its_subprocess_adapter() -> Non
                if r.outcome is not Outcome.PASS]
     assert not failing, "\n".join(failing)
     cases = len(list(FIXTURES.glob("*/*/case.json")))
-    assert len(record.results) == cases + len(DSH_HARNESS_CHECKS)
+    assert len(record.results) == cases + len(checks_for("dsh-v0"))
     report = report_json(record)
     jsonschema.validate(report, REPORT_SCHEMA)
     assert report["header"]["profile"] == "dsh-v0"
@@ -105,7 +105,8 @@ def test_list_and_report_name_the_profile(capsys: pytest.CaptureFixture[str]) ->
     assert main(["list", "--profile", "dsh-v0", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and all(row["id"].startswith(("DG-", "DR-", "DS-", "DH-")) for row in rows)
-    assert [row["id"] for row in rows if row["kind"] == "harness"] == ["DH-101", "DH-102"]
+    assert [row["id"] for row in rows if row["kind"] == "harness"] == [
+        "DH-101", "DH-102", "DH-103", "DH-104"]
     assert main(["run", "--profile", "dsh-v0", "--in-process", "--only", "DG-001"]) == 0
     assert "profile dsh-v0" in capsys.readouterr().out
 

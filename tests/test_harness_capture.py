@@ -23,7 +23,7 @@ from persyk_conformance.adapters._interface import Adapter
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import RunConfig, execute, main
 from persyk_conformance.harness import _capture_kill as _harness_capture_kill
-from persyk_conformance.harness._write import run_write_harness
+from persyk_conformance.harness._registry import run_harness
 from persyk_conformance.reports._run import dumps_report, render_junit, render_text
 from test_harness_write import _strace_works
 
@@ -45,7 +45,7 @@ REFERENCE = [sys.executable, "-m", "persyk_session.cli", "adapter"]
 
 @needs_strace
 def test_reference_passes_every_capture_check_as_processes(tmp_path: Path) -> None:
-    results = run_write_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
+    results = run_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
                                 moments=3)
     assert [r.id for r in results] == list(CAPTURE_CHECKS)
     assert [(r.id, r.skipped, r.error, r.problems) for r in results if not r.passed
@@ -74,7 +74,7 @@ def test_each_broken_implementation_fails_its_check(
         # caught only by a kill between its append and its repair.
         monkeypatch.setattr(_harness_capture_kill, "_STATES", _harness_capture_kill._STATES[:1])
         moments = 20
-    [result] = run_write_harness(_adapters([sys.executable, str(FAKES / f"{fake}.py")]),
+    [result] = run_harness(_adapters([sys.executable, str(FAKES / f"{fake}.py")]),
                                  tmp_path, only={check}, moments=moments)
     assert result.error is None and result.skipped is None
     assert not result.passed
@@ -82,14 +82,14 @@ def test_each_broken_implementation_fails_its_check(
 
 
 def test_in_process_the_capture_checks_are_unsupported_with_the_reason(tmp_path: Path) -> None:
-    results = run_write_harness(InProcessAdapter, tmp_path, only=set(CAPTURE_CHECKS))
+    results = run_harness(InProcessAdapter, tmp_path, only=set(CAPTURE_CHECKS))
     assert all(r.passed and r.skipped for r in results)
     assert all("adapter process" in (r.skipped or "") or "strace" in (r.skipped or "")
                for r in results), [r.skipped for r in results]
 
 
 def test_without_the_capture_capability_the_checks_are_unsupported(tmp_path: Path) -> None:
-    results = run_write_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
+    results = run_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
                                 capabilities=frozenset({"read", "append", "recover"}))
     assert {r.id: r.skipped for r in results} == {
         check: "the adapter lacks capture" for check in CAPTURE_CHECKS}
@@ -106,7 +106,7 @@ def test_without_the_wav_oracle_the_checks_say_so_instead_of_crashing(
         return real(name, package)
 
     monkeypatch.setattr(importlib, "import_module", no_soundfile)
-    results = run_write_harness(_adapters(REFERENCE), tmp_path, only={"H-150", "H-151"})
+    results = run_harness(_adapters(REFERENCE), tmp_path, only={"H-150", "H-151"})
     for result in results:
         assert result.passed and result.error is None
         assert result.skipped is not None and "needs the WAV oracle" in result.skipped

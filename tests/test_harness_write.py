@@ -15,7 +15,7 @@ from persyk_conformance.adapters._interface import Adapter
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import main
 from persyk_conformance.harness import _crash as _harness_crash
-from persyk_conformance.harness._write import WRITE_HARNESS_IDS, run_write_harness
+from persyk_conformance.harness._registry import checks_for, run_harness
 from persyk_session.adapter import dispatch
 
 
@@ -42,14 +42,16 @@ def _subprocess_factory(tmp_path: Path) -> Callable[[], Adapter]:
 
 
 def test_reference_passes_every_write_check_in_process(tmp_path: Path) -> None:
-    results = run_write_harness(_in_process, tmp_path)
-    assert [r.id for r in results] == list(WRITE_HARNESS_IDS)
+    results = run_harness(_in_process, tmp_path)
+    assert [r.id for r in results] == [c.id for c in checks_for("v1")]
     assert [(r.id, r.problems) for r in results if not r.passed] == []
-    # H-104 and the capture checks H-150..H-153 kill adapter processes or race them: in
-    # process there is none (without strace, the killing ones say that first).
+    # H-104, the capture checks H-150..H-153 and the power-loss checks H-201.. kill, race or
+    # trace adapter processes: in process there is none (without strace, the killing ones say
+    # that first).
     process = "needs an adapter process (not the in-process adapter)"
     skipped = {r.id: r.skipped for r in results if r.skipped}
-    assert sorted(skipped) == ["H-104", "H-150", "H-151", "H-152", "H-153"]
+    assert sorted(skipped) == ["H-104", "H-150", "H-151", "H-152", "H-153",
+                               *(f"H-20{n}" for n in range(1, 10)), "H-210"]
     assert skipped["H-152"] == process
     assert all(why == process or "strace" in (why or "") for why in skipped.values())
 
@@ -61,7 +63,7 @@ _NO_STRACE = "H-104 needs strace and ptrace (Linux); not available here"
 def test_reference_recovery_survives_a_kill_at_every_step(tmp_path: Path) -> None:
     # Issue 19.1: the fragment went straight to its final name; killed before its bytes were
     # written, the empty file blocked every later recover with IO_FAILED.
-    [crash] = run_write_harness(
+    [crash] = run_harness(
         _subprocess_factory(tmp_path), tmp_path / "work", only={"H-104"}
     )
     assert crash.skipped is None
@@ -80,13 +82,13 @@ def test_non_restartable_recovery_fails_the_kill_check(
     def make() -> Adapter:
         return SubprocessAdapter(fake, env=dict(os.environ))
 
-    [crash] = run_write_harness(make, tmp_path / "work", only={"H-104"})
+    [crash] = run_harness(make, tmp_path / "work", only={"H-104"})
     assert not crash.passed
     assert any("the rerun was refused" in p for p in crash.problems), crash.problems
 
 
 def test_reference_passes_concurrent_writers_as_processes(tmp_path: Path) -> None:
-    [concurrent] = run_write_harness(
+    [concurrent] = run_harness(
         _subprocess_factory(tmp_path), tmp_path / "work", only={"H-102"}
     )
     assert concurrent.passed, concurrent.problems
@@ -125,13 +127,13 @@ def _cursor_never_advances(op: str, args: dict[str, Any]) -> dict[str, Any] | No
 def test_broken_writers_fail_their_check(
     tmp_path: Path, fake: Override, failing: str
 ) -> None:
-    [result] = run_write_harness(_faking(fake), tmp_path, only={failing})
+    [result] = run_harness(_faking(fake), tmp_path, only={failing})
     assert not result.passed
     assert result.problems
 
 
 def test_checks_without_the_capability_are_skipped_with_a_reason(tmp_path: Path) -> None:
-    results = run_write_harness(_in_process, tmp_path, capabilities=frozenset({"read"}))
+    results = run_harness(_in_process, tmp_path, capabilities=frozenset({"read"}))
     assert all(r.skipped and "lacks" in r.skipped for r in results)
 
 

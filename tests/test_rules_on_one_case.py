@@ -23,12 +23,12 @@ from persyk_conformance.cases._sanity import (
     rules_resting_on_one_case,
 )
 from persyk_conformance.cli import RunConfig, execute
-from persyk_conformance.harness._write import WRITE_HARNESS_CHECKS
+from persyk_conformance.harness._registry import checks_for
 from persyk_conformance.run._outcomes import Outcome
 from persyk_contract import Rule
 
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = {check.id: check.rules for check in WRITE_HARNESS_CHECKS}
+HARNESS = {check.id: check.rules for check in checks_for("v1")}
 SECOND_CASES = {f"S-{n}" for n in range(960, 980)}  # issue 30's second cases
 
 

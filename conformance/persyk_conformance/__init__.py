@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from persyk_contract import CatalogCode, Rule
 
-__all__ = ["check_fixtures", "check_profile_fixtures", "unexercisable_rules"]
+__all__ = ["check_fixtures", "check_profile_fixtures", "durability_coverage", "unexercisable_rules"]
 
 from ._version import __version__ as __version__
 
@@ -61,3 +61,11 @@ def unexercisable_rules() -> Mapping[str, str]:
     from .cases import _sanity
 
     return _sanity.UNEXERCISABLE_RULES
+
+
+def durability_coverage() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """Per durability rule, the power-loss checks that fail a broken fake and those fakes: the
+    only coverage the traceability page counts for it (issue 25)."""
+    from .harness import _powerloss
+
+    return _powerloss.durability_coverage()

@@ -2,7 +2,8 @@
 
 One item per case, named by its id (``persyk::R-017``), then one per write-harness check
 (``persyk::H-101``..: torn tails, concurrent writers, cursor walks, the capture crash checks
-H-150..H-153, whose kills ``--persyk-crash-moments`` sets), as ``persyk-conformance
+H-150..H-153, whose kills ``--persyk-crash-moments`` sets, the power-loss checks H-201..,
+whose crash states per point ``--persyk-powerloss-states`` sets), as ``persyk-conformance
 run`` does. Outcomes map onto pytest's: pass ->
 passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
 reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
@@ -22,9 +23,14 @@ import pytest
 from .adapters._interface import Adapter
 from .adapters._subprocess import SubprocessAdapter
 from .cases._load import load_cases
-from .harness._canaries import harness_cases
 from .harness._capture_kit import CRASH_MOMENTS
-from .harness._write import WRITE_HARNESS_IDS, known_capabilities, write_harness_results
+from .harness._registry import (
+    DEFAULT_STATES,
+    checks_for,
+    harness_cases,
+    harness_results,
+    known_capabilities,
+)
 from .reports._run import failure_lines
 from .run._outcomes import (
     FAILING,
@@ -59,12 +65,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--persyk-crash-moments", type=_at_least_one, default=CRASH_MOMENTS,
                     metavar="N",
                     help=f"kills of each capture crash check (default: {CRASH_MOMENTS})")
+    group.addoption("--persyk-powerloss-states", type=_at_least_one, default=DEFAULT_STATES,
+                    metavar="N", help="crash states per crash point of the power-loss checks "
+                    f"(default: {DEFAULT_STATES})")
 
 
 def _at_least_one(text: str) -> int:
     value = int(text)
     if value < 1:
-        raise ValueError("--persyk-crash-moments must be at least 1")
+        raise ValueError("a count of kills or states must be at least 1")
     return value
 
 
@@ -76,6 +85,7 @@ class _Session:
         self.argv = shlex.split(impl)
         self.timeout: float = config.getoption("--persyk-timeout")
         self.moments: int = config.getoption("--persyk-crash-moments")
+        self.states: int = config.getoption("--persyk-powerloss-states")
         self.sandbox = Sandbox.create()
         self.adapter = SubprocessAdapter(
             self.argv,
@@ -91,7 +101,7 @@ class _Session:
         self.plan = [plan_fixture(c) for c in cases]
         self.plan += harness_cases(self.sandbox.runner / "harness")
         expected_file = config.getoption("--persyk-expected-failures")
-        known = [p.case.id for p in self.plan] + list(WRITE_HARNESS_IDS)
+        known = [p.case.id for p in self.plan] + [c.id for c in checks_for("v1")]
         try:
             self.expected: dict[str, str] = (
                 load_expected_failures(Path(expected_file), known) if expected_file else {}
@@ -113,9 +123,10 @@ class _Session:
         gave_up = self.runner.gave_up
         capabilities = (None if gave_up is not None
                         else known_capabilities(self.adapter, self.fresh_adapter, self.timeout))
-        (result,) = write_harness_results(
+        (result,) = harness_results(
             self.fresh_adapter, self.sandbox.runner / "write-harness", [check], self.expected,
             capabilities, timeout=self.timeout, gave_up=gave_up, moments=self.moments,
+            states=self.states,
         )
         return result
 
@@ -201,8 +212,8 @@ class _Cases(pytest.Collector):
     def collect(self) -> Iterator[_PersykItem]:
         for planned in self.plan:
             yield CaseItem.from_parent(self, name=planned.case.id, planned=planned)
-        for check in WRITE_HARNESS_IDS:
-            yield WriteCheckItem.from_parent(self, name=check, check=check)
+        for check in checks_for("v1"):
+            yield WriteCheckItem.from_parent(self, name=check.id, check=check.id)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection sees the list

@@ -117,7 +117,8 @@ def open_read_append(path: Path) -> int:
 
 
 def append_all(fd: int, data: bytes) -> None:
-    """Write ``data`` at the end and fsync; only then may the caller acknowledge (APP-11). The
+    """Write ``data`` at the end and fsync; only then may the caller acknowledge (APP-11,
+    DUR-1, DUR-5: durable means an fsync of this file returned before the reply). The
     descriptor is ``O_APPEND``, so the write lands after the last byte and never changes a byte
     already in the file (APP-10; the caller has checked that the file ends with its LF)."""
     write_all(fd, data)
@@ -167,7 +168,8 @@ def open_directory(path: str | os.PathLike[str]) -> int:
 
 
 def fsync_directory(path: Path | int) -> None:
-    """Make the directory's entries (new, linked or unlinked names) durable; ``path`` may be
+    """Make the directory's entries (new, linked or unlinked names) durable (DUR-3: a file's
+    own fsync does not make its name durable); ``path`` may be
     an open descriptor of the directory."""
     if isinstance(path, int):
         os.fsync(path)

@@ -35,7 +35,7 @@ from persyk_conformance.adapters._in_process import InProcessAdapter
 from persyk_conformance.adapters._interface import AdapterTimedOut
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, plan_cases
-from persyk_conformance.harness._write import known_capabilities, write_harness_results
+from persyk_conformance.harness._registry import harness_results, known_capabilities
 from persyk_conformance.run._outcomes import FAILING, CaseResult
 from persyk_conformance.run._runner import Runner, RunOptions
 from persyk_conformance.run._workspace import Sandbox
@@ -129,7 +129,7 @@ def run_cases(order: list[str], fixtures: Path, reach: Reach | None = None) -> d
                 elif case_id in cases:
                     result = runner.run_case(cases[case_id])
                 else:
-                    (result,) = write_harness_results(
+                    (result,) = harness_results(
                         DeadlineAdapter, sandbox.runner / "write-harness", [case_id], {},
                         capabilities, timeout=STEP_TIMEOUT)
             if result.outcome in FAILING:
@@ -149,7 +149,7 @@ def _through_subprocess(sandbox: Sandbox, check: str, capabilities: frozenset[st
         return SubprocessAdapter(REFERENCE_ADAPTER, env=sandbox.adapter_env(os.environ),
                                  confine_to=sandbox.root)
 
-    (result,) = write_harness_results(fresh, sandbox.runner / "write-harness", [check], {},
+    (result,) = harness_results(fresh, sandbox.runner / "write-harness", [check], {},
                                       capabilities, timeout=STEP_TIMEOUT)
     return result
 

@@ -20,7 +20,6 @@ __all__ = ["cmd_check_fixtures", "cmd_list", "cmd_show", "register"]
 
 def cmd_list(args: argparse.Namespace) -> Verdict:
     # Imported here, as in check-fixtures: planning loads the harness, which `show` needs not.
-    from ..harness._dsh import DSH_HARNESS_CHECKS
     from ..run._workspace import Sandbox
     from ._run import RunConfig, plan_cases
 
@@ -53,11 +52,6 @@ def cmd_list(args: argparse.Namespace) -> Verdict:
             "requires": list(check.requires),
         }
         for check in plan.write_checks
-    ] + [
-        {"id": check.id, "kind": "harness", "title": check.title, "level": "MUST",
-         "rules": list(check.rules), "requires": []}
-        for check in DSH_HARNESS_CHECKS
-        if check.id in plan.dsh_checks
     ]
     if args.json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
@@ -91,13 +85,13 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     The harness checks that need adapter processes of their own cannot run in-process; they are
     named, not counted against the fixtures (``run`` runs them through the adapter)."""
     from ..cases._sanity import check_fixtures, rules_resting_on_one_case
-    from ..harness._write import WRITE_HARNESS_CHECKS
+    from ..harness._registry import checks_for, needs_a_process, registry_problems
     from ..run._outcomes import Outcome
     from ._run import RunConfig, execute
 
     spec = args.spec.read_text("utf-8") if args.spec is not None else None
     # Issue 30: a harness check is evidence for its rules beside the cases.
-    harness = {check.id: check.rules for check in WRITE_HARNESS_CHECKS}
+    harness = {check.id: check.rules for check in checks_for("v1")}
     on_one_case = []
     if args.profile != "v1":
         from ..cases._sanity_profile import check_profile_fixtures
@@ -107,13 +101,13 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     else:
         problems = check_fixtures(args.fixtures, spec_text=spec, harness_rules=harness)
         on_one_case = rules_resting_on_one_case(args.fixtures, harness_rules=harness)
+    record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
+    problems += registry_problems({r.id for r in record.results if r.kind != "harness"})
     for problem in problems:
         print(f"fixtures: {problem}")
     for one in on_one_case:
         print(f"one case: {one.describe()}")
-    record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
-    needs_process = [r for r in record.results
-                     if r.kind == "harness" and r.outcome is Outcome.UNSUPPORTED]
+    needs_process = [r for r in record.results if needs_a_process(r)]
     not_passing = [r for r in record.results
                    if r.outcome is not Outcome.PASS and r not in needs_process]
     for result in not_passing:

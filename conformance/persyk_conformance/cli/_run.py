@@ -25,14 +25,15 @@ from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, Stri
 from ..adapters._subprocess import SubprocessAdapter
 from ..cases._load import CaseError, load_cases
 from ..cases._select import Selectable, SelectionError, select, split_selectors
-from ..harness._canaries import HARNESS_IDS, harness_cases
+from ..harness._canaries import HARNESS_IDS
 from ..harness._capture_kit import CRASH_MOMENTS
-from ..harness._dsh import DSH_HARNESS_CHECKS, dsh_harness_results
-from ..harness._write import (
-    WRITE_HARNESS_CHECKS,
-    WriteCheck,
+from ..harness._registry import (
+    DEFAULT_STATES,
+    HarnessCheck,
+    checks_for,
+    harness_cases,
+    harness_results,
     known_capabilities,
-    write_harness_results,
 )
 from ..reports._run import dumps_report, render_junit, render_markdown, render_text
 from ..run._outcomes import (
@@ -66,6 +67,7 @@ class RunConfig:
     profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
     confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
     crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
+    powerloss_states: int = DEFAULT_STATES  # crash states per crash point (H-2xx, DH-1xx)
     shard: Shard | None = None  # run only this part of the selection (run/_shards.py)
 
     @property
@@ -79,15 +81,14 @@ class Plan:
     expected-failures file)."""
 
     cases: list[Planned]
-    write_checks: list[WriteCheck]
+    write_checks: list[HarnessCheck]  # the harness procedures (H-, DH-) selected
     known: list[str]
-    dsh_checks: tuple[str, ...] = ()  # the dsh-v0 harness checks (DH-) selected
     # With --shard: every id the selection holds, in run order (this shard runs a part).
     selection: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
-        return len(self.cases) + len(self.write_checks) + len(self.dsh_checks)
+        return len(self.cases) + len(self.write_checks)
 
 
 def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
@@ -98,24 +99,19 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}") from None
     plan = [plan_fixture(case) for case in fixtures]
-    harness = config.harness and profile.harness  # the H- checks are v1's
-    checks = list(WRITE_HARNESS_CHECKS) if harness else []
-    if harness:
+    checks = list(checks_for(profile.name)) if config.harness else []
+    if config.harness and profile.harness:  # the generated canaries are v1's
         plan += harness_cases(sandbox.runner / "harness")
-    dsh_checks = list(DSH_HARNESS_CHECKS) if config.harness and profile.name == "dsh-v0" else []
     # Every id of the profile's suite, selected or not (--no-harness, --only): an expected
     # failure for a case this run leaves out is ignored, only an id of no case is refused.
     known = [p.case.id for p in plan if p.case.kind != "harness"]
-    if profile.harness:
-        known += [*HARNESS_IDS, *(check.id for check in WRITE_HARNESS_CHECKS)]
-    if profile.name == "dsh-v0":
-        known += [check.id for check in DSH_HARNESS_CHECKS]
+    known += [*(HARNESS_IDS if profile.harness else ()),
+              *(check.id for check in checks_for(profile.name))]
     items = [
         Selectable(p.case.id, p.case.kind, p.case.rules, p.case.level, p.case.requires,
                    p.case.directory.name if p.case.kind != "harness" else "")
         for p in plan
     ] + [Selectable(c.id, "harness", c.rules, c.level, c.requires) for c in checks]
-    items += [Selectable(c.id, "harness", c.rules, "MUST", ()) for c in dsh_checks]
     only, skip = split_selectors(config.only), split_selectors(config.skip)
     try:
         chosen = {item.id for item in select(items, only, skip)}
@@ -123,7 +119,6 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
         raise UsageProblem(str(exc)) from None
     selected = Plan(
         [p for p in plan if p.case.id in chosen], [c for c in checks if c.id in chosen], known,
-        tuple(c.id for c in dsh_checks if c.id in chosen),
     )
     if not selected.total:
         raise UsageProblem("the selection (--only/--skip) leaves no case to run")
@@ -134,14 +129,12 @@ def _shard_of(selected: Plan, shard: Shard) -> Plan:
     """The part of ``selected`` that ``shard`` runs (run/_shards.py), keeping run order."""
     items = [(p.case.id, expected_cost(p.case.id, p.case.kind)) for p in selected.cases]
     items += [(c.id, expected_cost(c.id, "write-harness")) for c in selected.write_checks]
-    items += [(c, expected_cost(c, "write-harness")) for c in selected.dsh_checks]
     if shard.count > len(items):
         raise UsageProblem(f"--shard {shard}: the selection holds {len(items)} case(s), "
                            f"so at most {len(items)} shards")
     mine = set(partition(items, shard.count)[shard.index - 1])
     return Plan([p for p in selected.cases if p.case.id in mine],
                 [c for c in selected.write_checks if c.id in mine], selected.known,
-                tuple(c for c in selected.dsh_checks if c in mine),
                 selection=tuple(case_id for case_id, _ in items))
 
 
@@ -228,7 +221,7 @@ def _run_all(
     """The cases, then the write harness, each result into ``results`` as it comes (so that a
     run that fails half-way still has them); returns why the run stopped early, if it did."""
     try:
-        if not plan.cases and (plan.write_checks or plan.dsh_checks):
+        if not plan.cases and plan.write_checks:
             # Only harness checks: greet the adapter anyway, so that the report names the
             # implementation and the checks learn its capabilities from this hello.
             try:
@@ -243,7 +236,6 @@ def _run_all(
     try:
         results += _run_write_harness(config, sandbox, runner.adapter, expected, plan, progress,
                                       runner.gave_up)
-        results += _run_dsh_harness(config, sandbox, expected, plan, runner.gave_up)
     finally:
         if progress is not None:
             progress.clear()
@@ -274,24 +266,15 @@ def _run_write_harness(
     for number, check in enumerate(plan.write_checks, start=len(plan.cases) + 1):
         if progress is not None:
             progress.running(number, check.id, check.title)
-        (result,) = write_harness_results(
+        (result,) = harness_results(
             fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
             timeout=config.timeout, gave_up=gave_up, moments=config.crash_moments,
+            states=config.powerloss_states,
         )
         results.append(result)
         if progress is not None:
             progress(number, plan.total, result)
     return results
-
-
-def _run_dsh_harness(
-    config: RunConfig, sandbox: Sandbox, expected: dict[str, str], plan: Plan,
-    gave_up: str | None = None,
-) -> list[CaseResult]:
-    """The dsh-v0 harness checks (DH-101 torn logs, DH-102 racing first appends)."""
-    return dsh_harness_results(
-        lambda: _adapter(config, sandbox)[0], sandbox.runner / "dsh-harness", plan.dsh_checks,
-        expected, timeout=config.timeout, gave_up=gave_up) if plan.dsh_checks else []
 
 
 def _now() -> str:
@@ -324,6 +307,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         harness=not args.no_harness,
         profile=args.profile,
         crash_moments=args.crash_moments,
+        powerloss_states=args.powerloss_states,
         shard=args.shard,
     )
     # On a terminal only, and independent of -q (which shapes stdout): --no-progress silences it.
@@ -388,6 +372,10 @@ def register(sub: SubParsers, command: Command) -> None:
     run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
                      help="kills of each capture crash check, H-150, H-151, H-153 (default: "
                      f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
+    run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
+                     metavar="N", help="crash states built at most per crash point of the "
+                     f"power-loss checks, H-2xx and DH-1xx (default: {DEFAULT_STATES}; more "
+                     "explores more, seeded)")
     run.add_argument("--shard", type=_shard, metavar="K/N",
                      help="run only part K of N of the selection, balanced by expected cost "
                           "(the same parts on every machine); join the reports with "

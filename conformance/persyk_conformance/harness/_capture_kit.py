@@ -40,6 +40,7 @@ from ._crash import (
 
 __all__ = [
     "CRASH_MOMENTS",
+    "DEFAULT_STATES",
     "SEED",
     "TS",
     "AudioFormat",
@@ -58,6 +59,7 @@ __all__ = [
 
 # The real run's number of kills per check (``--crash-moments``); tests pass fewer.
 CRASH_MOMENTS = 200
+DEFAULT_STATES = 24  # crash states per crash point of the power-loss checks (issue 25)
 # The moments are drawn from a seeded generator: a run is reproducible, a failure names its
 # moment, and the same moment is killed again by the next run.
 SEED = 20261202
@@ -67,10 +69,12 @@ RECORDING = "harness-rec"
 
 @dataclass(frozen=True, slots=True)
 class HarnessOptions:
-    """Options of one capture-harness check: the step deadline and the number of kills."""
+    """Options of one harness check: the step deadline, the number of kills (capture crash
+    checks) and the crash states built at most per crash point (power-loss checks)."""
 
     timeout: float
     moments: int = CRASH_MOMENTS
+    states: int = DEFAULT_STATES
 
 
 @dataclass(frozen=True, slots=True)

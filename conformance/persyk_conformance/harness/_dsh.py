@@ -17,40 +17,22 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._excerpt import excerpt, excerpts
 from .._protocol import Result
 from ..adapters._interface import Adapter
 from ..cases._match import match
-from ..run._outcomes import CaseResult, Outcome
 from ..run._workspace import remove_tree
+from ._crash import CrashCheckUnsupported
 
-__all__ = ["DSH_HARNESS_CHECKS", "DshCheck", "dsh_harness_results"]
+__all__ = ["race", "torn_at_every_byte"]
 
 INTERRUPTED = "Tool call interrupted by a crash; no result was recorded."
 BUCKET = "cwd-d1bb8ca35467"  # sha256("/w")[:12], DSH-2
 HEADER = {"type": "session", "version": 0, "id": "s1", "createdAt": 1767225600000, "cwd": "/w"}
 RACE_ROUNDS = 8
-
-
-@dataclass(frozen=True, slots=True)
-class DshCheck:
-    id: str
-    title: str
-    rules: tuple[str, ...]
-
-
-DSH_HARNESS_CHECKS: tuple[DshCheck, ...] = (
-    DshCheck("DH-101", "a log torn at every byte of its last records loads balanced, losing "
-             "no complete event", ("DSH-13", "DSH-14", "DSH-16")),
-    DshCheck("DH-102", "two processes racing the first append of one id: one wins, the other "
-             "is refused, nothing is overwritten", ("DSH-18",)),
-)
 
 
 def _line(value: Any) -> bytes:
@@ -111,19 +93,27 @@ def _result(adapter: Adapter, op: str, args: Mapping[str, Any], timeout: float
     return reply.value
 
 
-class _GaveUp(Exception):
-    """The run no longer tries the adapter."""
-
-
 class _Broken(Exception):
     """The check cannot go on (a reply that is no result)."""
 
 
-class _NotSpoken(Exception):
-    """The adapter's hello does not name dsh-v0."""
+NOT_SPOKEN = "the adapter does not speak the profile dsh-v0"
 
 
-def _torn_at_every_byte(adapter: Adapter, workdir: Path, timeout: float) -> list[str]:
+def torn_at_every_byte(fresh_adapter: Callable[[], Adapter], workdir: Path, timeout: float
+                       ) -> list[str]:
+    """DH-101, with one adapter of its own."""
+    adapter = fresh_adapter()
+    try:
+        adapter.start(timeout)
+        if "dsh-v0" not in adapter.hello.profiles:
+            raise CrashCheckUnsupported(NOT_SPOKEN)
+        return _torn_logs(adapter, workdir, timeout)
+    finally:
+        adapter.close()
+
+
+def _torn_logs(adapter: Adapter, workdir: Path, timeout: float) -> list[str]:
     events = _events()
     lines = [_line(HEADER)] + [_line(e) for e in events]
     data = b"".join(lines)
@@ -159,14 +149,14 @@ def _torn_at_every_byte(adapter: Adapter, workdir: Path, timeout: float) -> list
     return problems
 
 
-def _race(fresh_adapter: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
+def race(fresh_adapter: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
     problems: list[str] = []
     racers = [fresh_adapter(), fresh_adapter()]
     try:
         for racer in racers:
             racer.start(timeout)
             if "dsh-v0" not in racer.hello.profiles:
-                raise _NotSpoken
+                raise CrashCheckUnsupported(NOT_SPOKEN)
         for round_ in range(RACE_ROUNDS):
             root = workdir / "race" / str(round_)
             batches = [[{"type": "note", "seq": 0, "time": 1, "data": {"writer": w}},
@@ -222,57 +212,3 @@ def _judge_race(round_: int, replies: list[Any], batches: list[list[dict[str, An
     if stored != batches[won[0]]:
         problems.append(f"{where}: the log does not hold exactly the winner's events")
     return problems
-
-
-def dsh_harness_results(
-    fresh_adapter: Callable[[], Adapter],
-    workdir: Path,
-    checks: Sequence[str],
-    expected: Mapping[str, str],
-    *,
-    timeout: float = 10.0,
-    gave_up: str | None = None,
-) -> list[CaseResult]:
-    """Run the selected DH- checks, each with its own adapters, as case results; every step
-    has the run's deadline (``timeout``); once the run gave up on the adapter (``gave_up``) each
-    check is an error at once, with that reason."""
-    results = []
-    for check in DSH_HARNESS_CHECKS:
-        if check.id not in checks:
-            continue
-        began = time.perf_counter()
-        directory = workdir / check.id
-        directory.mkdir(parents=True, exist_ok=True)
-        outcome, reason, problems = Outcome.PASS, None, []
-        try:
-            if gave_up is not None:
-                raise _GaveUp(f"not run: {gave_up}")
-            if check.id == "DH-101":
-                adapter = fresh_adapter()
-                try:
-                    adapter.start(timeout)
-                    if "dsh-v0" not in adapter.hello.profiles:
-                        raise _NotSpoken
-                    problems = _torn_at_every_byte(adapter, directory, timeout)
-                finally:
-                    adapter.close()
-            else:
-                problems = _race(fresh_adapter, directory, timeout)
-        except _GaveUp as exc:
-            outcome, reason = Outcome.ERROR, str(exc)
-        except _NotSpoken:
-            outcome, reason = Outcome.UNSUPPORTED, "the adapter does not speak the profile dsh-v0"
-        except Exception as exc:  # a crash, a hang, a protocol fault: this check's error
-            outcome, reason = Outcome.ERROR, f"{type(exc).__name__}: {exc}"
-        else:
-            if problems:
-                outcome, reason = Outcome.FAIL, "the dsh harness found problems"
-        finally:
-            remove_tree(directory)
-        result = CaseResult(
-            id=check.id, title=check.title, kind="harness", rules=check.rules, requires=(),
-            level="MUST", outcome=outcome, duration_ms=(time.perf_counter() - began) * 1000,
-            reason=None if reason is None else excerpt(reason), mismatches=excerpts(problems),
-        )
-        results.append(result.with_expectation(expected.get(check.id)))
-    return results

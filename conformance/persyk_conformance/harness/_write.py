@@ -29,64 +29,32 @@
   session is whole at its place or gone from it (and from discovery); a retry finishes it; the
   session beside it and its copies are untouched.
 
-Entry point: :func:`run_write_harness` ``(client_factory, workdir) -> list[HarnessResult]``;
-``moments`` sets the kills of H-150, H-151 and H-153 (200 by default; tests pass fewer).
-Every step has the run's deadline (``timeout``); every adapter a check starts is closed (and
-so every process of it killed) however the check ends.
-``client_factory()`` returns a *new*, not yet started adapter (the runner's ``Adapter``
-protocol: ``start``, ``run``, ``close``, ``kill``); for H-102 each writer gets its own, so a
-subprocess adapter gives four processes. Checks whose capabilities the adapter does not declare
-are reported as skipped, with the reason.
+The checks are rows of ``_registry.HARNESS_CHECKS``, which runs them. Every step has the run's
+deadline (``timeout``); every adapter a check starts is closed (and so every process of it
+killed) however the check ends. For H-102 each writer gets its own adapter, so a subprocess
+adapter gives four processes.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import records as kit
-from .._excerpt import excerpt, excerpts
 from .._protocol import Result
 from ..adapters._interface import Adapter
-from ..run._outcomes import CaseResult, Outcome
 from ..run._workspace import remove_tree
-from ._capture_kill import capture_killed_while_writing, recovery_killed_while_repairing
-from ._capture_kit import CRASH_MOMENTS, HarnessOptions
-from ._capture_race import capture_against_append_and_recovery, deletion_killed_in_the_middle
-from ._crash import CrashCheckUnsupported, recovery_killed_at_every_step
 
-__all__ = [
-    "WRITE_HARNESS_CHECKS",
-    "WRITE_HARNESS_IDS",
-    "HarnessResult",
-    "WriteCheck",
-    "known_capabilities",
-    "run_write_harness",
-    "write_harness_results",
-]
+__all__ = ["concurrent_writers", "cursor_walk", "torn_tails"]
 
 TS = "2026-01-01T00:00:00.000Z"
 MS = 1767225600000
 WRITERS = 4
 RECORDS_PER_WRITER = 200
-
-
-@dataclass(frozen=True, slots=True)
-class HarnessResult:
-    """One check's verdict; ``problems`` lists every failed expectation (empty = passed)."""
-
-    id: str
-    title: str
-    rules: tuple[str, ...]
-    passed: bool
-    problems: tuple[str, ...] = ()
-    skipped: str | None = None
-    error: str | None = None  # the check got no verdict: the adapter could not be run
 
 
 class _Failed(Exception):
@@ -122,7 +90,7 @@ TAIL_RECORDS = [
 ]
 
 
-def _torn_tails(factory: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
+def torn_tails(factory: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
     lines = [kit.line(HEADER), *(kit.line(r) for r in TAIL_RECORDS)]
     data = b"".join(lines)
     ends = []  # file offset after each line's LF
@@ -189,7 +157,7 @@ def _check_cut(
 # --- H-102: concurrent writers -----------------------------------------------------------------
 
 
-def _concurrent_writers(factory: Callable[[], Adapter], workdir: Path, timeout: float
+def concurrent_writers(factory: Callable[[], Adapter], workdir: Path, timeout: float
                         ) -> list[str]:
     session = workdir / "concurrent" / "session"
     session.mkdir(parents=True)
@@ -277,7 +245,7 @@ def _check_concurrent_file(file: Path, acknowledged: Mapping[int, list[str]]) ->
 # --- H-103: cursor walk ------------------------------------------------------------------------
 
 
-def _cursor_walk(factory: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
+def cursor_walk(factory: Callable[[], Adapter], workdir: Path, timeout: float) -> list[str]:
     session = workdir / "pages" / "session"
     session.mkdir(parents=True)
     records = [kit.user(f"p{i}", f"p{i - 1}" if i else None, f"page entry {i}") for i in range(23)]
@@ -305,169 +273,3 @@ def _cursor_walk(factory: Callable[[], Adapter], workdir: Path, timeout: float) 
     finally:
         adapter.close()
     return problems.items
-
-
-# --- running -------------------------------------------------------------------------------------
-
-_Run = Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]
-
-
-def _timed(run: Callable[[Callable[[], Adapter], Path, float], list[str]]) -> _Run:
-    """A check that needs only the step deadline of the options."""
-    return lambda factory, workdir, options: run(factory, workdir, options.timeout)
-
-
-_CHECKS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], _Run], ...] = (
-    ("H-101", "recovery at every byte offset of the last three records",
-     ("RCV-4", "RCV-5", "RCV-6", "RCV-7", "RCV-12", "RCV-13", "RCV-14"),
-     ("read", "append", "recover"), _timed(_torn_tails)),
-    ("H-102", "four concurrent writers: nothing lost, duplicated or interleaved",
-     ("APP-5", "APP-10", "APP-11", "APP-15", "APP-17"), ("read", "append"),
-     _timed(_concurrent_writers)),
-    ("H-103", "following nextCursor covers every entry once, in order",
-     ("CTX-24",), ("read", "paged-read"), _timed(_cursor_walk)),
-    ("H-104", "recovery killed at every system call, then run again, finishes the repair",
-     ("RCV-6", "RCV-13", "RCV-16", "RCV-18", "RCV-19"), ("read", "recover"),
-     _timed(recovery_killed_at_every_step)),
-    ("H-150", "capture killed at random moments while writing, then recovered: a prefix of "
-     "the audio sent, one recording.interrupted",
-     ("CAP-1", "CAP-5", "CAP-6", "CAP-7", "CAP-25", "CAP-26"), ("read", "capture"),
-     capture_killed_while_writing),
-    ("H-151", "interrupted-WAV recovery killed at random moments, then rerun: the same bytes",
-     ("CAP-5", "CAP-6", "CAP-27"), ("read", "capture"), recovery_killed_while_repairing),
-    ("H-152", "a live capture, an append and a recovery in three processes: asset lock first, "
-     "no deadlock, recovery refused",
-     ("CAP-2", "CAP-3", "CAP-4", "CAP-19", "CAP-27", "CAP-29"), ("read", "append", "capture"),
-     capture_against_append_and_recovery),
-    ("H-153", "deletion killed in the middle, then retried: never partly removed in place, "
-     "out of discovery, nothing else touched",
-     ("CAP-9", "CAP-10", "CAP-29", "CAP-30"), ("read", "capture"),
-     deletion_killed_in_the_middle),
-)
-WRITE_HARNESS_IDS: tuple[str, ...] = tuple(check[0] for check in _CHECKS)
-
-
-@dataclass(frozen=True, slots=True)
-class WriteCheck:
-    """What ``list``, the filters and the reports know of a write-harness check before it runs."""
-
-    id: str
-    title: str
-    rules: tuple[str, ...]
-    requires: tuple[str, ...]
-    level: str = "MUST"
-
-
-WRITE_HARNESS_CHECKS: tuple[WriteCheck, ...] = tuple(
-    WriteCheck(check_id, title, rules, needs) for check_id, title, rules, needs, _ in _CHECKS
-)
-
-
-def run_write_harness(
-    client_factory: Callable[[], Adapter],
-    workdir: Path,
-    capabilities: frozenset[str] | None = None,
-    only: Collection[str] | None = None,
-    timeout: float = 10.0,
-    moments: int = CRASH_MOMENTS,
-) -> list[HarnessResult]:
-    """Run the write harness checks in fresh directories under ``workdir``.
-
-    ``capabilities`` (the adapter's hello) decides which checks apply; None runs them all.
-    ``only`` restricts the run to those check ids; ``timeout`` is the deadline of each step;
-    ``moments`` the number of kills of the capture crash checks.
-    """
-    options = HarnessOptions(timeout, moments)
-    results: list[HarnessResult] = []
-    for check_id, title, rules, needs, run in _CHECKS:
-        if only is not None and check_id not in only:
-            continue
-        missing = set(needs) - capabilities if capabilities is not None else set()
-        if missing:
-            results.append(HarnessResult(check_id, title, rules, True, (),
-                                         f"the adapter lacks {', '.join(sorted(missing))}"))
-            continue
-        directory = workdir / check_id
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            problems = run(client_factory, directory, options)
-        except CrashCheckUnsupported as exc:
-            results.append(HarnessResult(check_id, title, rules, True, (), str(exc)))
-            continue
-        except Exception as exc:  # a crashed or hung adapter: no verdict, and not the run's end
-            why = f"the check could not run: {type(exc).__name__}: {exc}"
-            results.append(HarnessResult(check_id, title, rules, False, (), error=why))
-            continue
-        finally:
-            remove_tree(directory)
-        results.append(HarnessResult(check_id, title, rules, not problems, tuple(problems)))
-    return results
-
-
-def known_capabilities(
-    adapter: Adapter, fresh_adapter: Callable[[], Adapter], timeout: float
-) -> frozenset[str] | None:
-    """The capabilities the adapter declared; if no case ran yet, ask a fresh adapter.
-
-    None when no adapter completes a handshake: every check then reports that itself.
-    """
-    try:
-        return adapter.hello.capabilities
-    except RuntimeError:  # never started
-        pass
-    probe = fresh_adapter()
-    try:
-        return probe.start(timeout).capabilities
-    except Exception:  # a broken adapter: each check reports it
-        return None
-    finally:
-        probe.close()
-
-
-def write_harness_results(
-    fresh_adapter: Callable[[], Adapter],
-    workdir: Path,
-    checks: Sequence[str],
-    expected: Mapping[str, str],
-    capabilities: frozenset[str] | None,
-    *,
-    timeout: float = 10.0,
-    gave_up: str | None = None,
-    moments: int = CRASH_MOMENTS,
-) -> list[CaseResult]:
-    """Run the selected checks and report each as a case result (kind ``harness``).
-
-    ``gave_up``: the run no longer tries the adapter (it failed to start or timed out again
-    and again); each check is then an error at once, with that reason.
-    """
-    results = []
-    for check in checks:
-        began = time.perf_counter()
-        if gave_up is not None:
-            _id, title, rules, _needs, _run = next(c for c in _CHECKS if c[0] == check)
-            verdict = HarnessResult(check, title, rules, False, error=f"not run: {gave_up}")
-        else:
-            (verdict,) = run_write_harness(fresh_adapter, workdir, capabilities, only=[check],
-                                           timeout=timeout, moments=moments)
-        if verdict.error is not None:
-            outcome, reason = Outcome.ERROR, verdict.error
-        elif verdict.skipped is not None:
-            outcome, reason = Outcome.UNSUPPORTED, verdict.skipped
-        elif verdict.passed:
-            outcome, reason = Outcome.PASS, None
-        else:
-            outcome, reason = Outcome.FAIL, "the write harness found problems"
-        result = CaseResult(
-            id=verdict.id,
-            title=verdict.title,
-            kind="harness",
-            rules=verdict.rules,
-            requires=next(c.requires for c in WRITE_HARNESS_CHECKS if c.id == verdict.id),
-            level="MUST",
-            outcome=outcome,
-            duration_ms=(time.perf_counter() - began) * 1000,
-            reason=None if reason is None else excerpt(reason),
-            mismatches=excerpts(verdict.problems),
-        )
-        results.append(result.with_expectation(expected.get(verdict.id)))
-    return results

@@ -17,9 +17,7 @@ from pathlib import Path
 from .._profiles import Profile
 from ..cases._explain import case_folder, expectation_lines, rule_details, rule_texts
 from ..cases._load import Case, load_cases
-from ..harness._canaries import harness_cases
-from ..harness._dsh import DSH_HARNESS_CHECKS
-from ..harness._write import WRITE_HARNESS_CHECKS, WriteCheck
+from ..harness._registry import HarnessCheck, check_description, checks_for, harness_cases
 from ..run._workspace import Sandbox
 
 __all__ = [
@@ -150,7 +148,7 @@ def _file_block(where: str, data: bytes) -> list[str]:
     return lines
 
 
-def render_write_check(check: WriteCheck, description: str) -> str:
+def render_write_check(check: HarnessCheck, description: str) -> str:
     """A write-harness check (H-101..): a procedure, not a folder; its rules and what it does."""
     lines = [
         f"{check.id}  {check.title}",
@@ -176,15 +174,15 @@ def show_case(case_id: str, fixtures: Path | None, profile: Profile) -> str:
     """What ``show`` prints for ``case_id`` (any case; case-insensitive). Raises LookupError for
     an unknown id and CaseError when the fixtures cannot be loaded."""
     wanted = case_id.strip().upper()
-    for check in WRITE_HARNESS_CHECKS if profile.harness else ():
-        if check.id == wanted:
-            return render_write_check(check, _write_check_description(check.id))
     named = "" if profile.name == "v1" else f"profile: {profile.name} ({profile.spec})\n"
-    for dsh in DSH_HARNESS_CHECKS if profile.name == "dsh-v0" else ():
-        if dsh.id == wanted:
-            return (f"{dsh.id}  {dsh.title}\n{named}kind: harness   level: MUST   rules: "
-                    f"{', '.join(dsh.rules)}\n{GENERATED_NOTE}: persyk_conformance.harness._dsh, "
-                    "docs/spec-dsh-v0.md (Conformance)\n")
+    for check in checks_for(profile.name):
+        if check.id != wanted:
+            continue
+        if check.profile == "v1":
+            return render_write_check(check, check_description(check.id))
+        return (f"{check.id}  {check.title}\n{named}kind: harness   level: MUST   rules: "
+                f"{', '.join(check.rules)}\n{GENERATED_NOTE}: persyk_conformance.harness, "
+                "docs/spec-dsh-v0.md (Conformance)\n")
     sandbox = Sandbox.create()
     try:
         generated = harness_cases(sandbox.runner / "harness") if profile.harness else []
@@ -195,16 +193,3 @@ def show_case(case_id: str, fixtures: Path | None, profile: Profile) -> str:
     finally:
         sandbox.remove()
     raise LookupError(case_id)
-
-
-def _write_check_description(check_id: str) -> str:
-    """The paragraph of the write harness's documentation that describes one check."""
-    from ..harness import _write as _harness_write
-
-    doc = _harness_write.__doc__ or ""
-    start = doc.find(f"* ``{check_id}``")
-    if start < 0:
-        return "(not described)"
-    end = doc.find("\n* ``", start + 1)
-    paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
-    return " ".join(paragraph.replace("``", "").lstrip("* ").split())

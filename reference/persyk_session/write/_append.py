@@ -112,7 +112,9 @@ def _io_failed() -> Diagnostic:
 
 
 def _write_plan(live: LiveFile, state: LiveSession, plan: AppendPlan) -> AppendResult:
-    """Append ``plan.data`` and fsync; acknowledge only after the fsync (APP-11).
+    """Append ``plan.data`` and fsync; acknowledge only after the fsync (APP-11). Until the
+    fsync a power cut may keep any prefix of the bytes, torn (DUR-2): the records' LFs let
+    recovery cut back to whole records, so no state is locked out or invents a record (DUR-6).
 
     The live state (whose builder the planner advanced) is kept for the next mutation only
     when the file holds exactly what it describes: after a successful fsync, or when nothing

@@ -234,6 +234,7 @@ def _execute(session_fd: int, file: Path, plan: RecoveryPlan) -> RecoveryResult:
             return RecoveryResult("newline-added")
         assert preserved is not None and plan.truncate_to is not None
         # RCV-7: cut exactly after the last LF, durable before success is reported.
+        # DUR-4: the fragment and its names were synced above; only now the cut (RCV-6).
         _fsutil.truncate_durably(fd, plan.truncate_to)
         return RecoveryResult("truncated", preserved)
     finally:
