@@ -82,3 +82,16 @@ def test_a_closed_pipe_ends_the_runner_without_a_traceback() -> None:
     assert proc.stdout.startswith("G-001")
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr, proc.stderr
     assert proc.returncode == 141  # 128 + SIGPIPE, as a C program killed by it says
+
+
+def test_asset_verify_and_write_each_show_their_own_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from persyk_session.cli import main as session_main
+
+    for action, mine, theirs in (("verify", "--sha256", "--mime-type"),
+                                 ("write", "--mime-type", "--sha256")):
+        with pytest.raises(SystemExit):
+            session_main(["asset", action, "--help"])
+        shown = capsys.readouterr().out
+        assert mine in shown and theirs not in shown, shown

@@ -105,15 +105,21 @@ def cmd_recover_recording(args: argparse.Namespace) -> int:
 
 
 def args_asset(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["verify", "write"],
-                        help="verify an asset, or write stdin as a protocol asset")
-    parser.add_argument("path", help="the session directory")
-    parser.add_argument("--path", dest="asset", metavar="assets/NAME", help="verify: the asset")
-    parser.add_argument("--sha256", help="verify: the expected SHA-256 (64 lower-case hex)")
-    parser.add_argument("--range", metavar="START:END", help="verify: bytes START..END-1 only")
-    parser.add_argument("--mime-type", default="application/octet-stream",
-                        help="write: the asset's media type")
-    parser.add_argument("--json", action="store_true", help="print the JSON result")
+    # Two subcommands, so that `asset verify --help` shows verify's options and `asset write
+    # --help` write's (one parser listed both, issue 32).
+    actions = parser.add_subparsers(dest="action", required=True, metavar="verify|write")
+    verify = actions.add_parser("verify", help="check an asset's bytes (AST-9..AST-12)")
+    verify.add_argument("path", help="the session directory")
+    verify.add_argument("--path", dest="asset", metavar="assets/NAME", required=True,
+                        help="the asset")
+    verify.add_argument("--sha256", help="the expected SHA-256 (64 lower-case hex)")
+    verify.add_argument("--range", metavar="START:END", help="bytes START..END-1 only")
+    verify.add_argument("--json", action="store_true", help="print the JSON result")
+    write = actions.add_parser("write", help="write stdin as a protocol asset")
+    write.add_argument("path", help="the session directory")
+    write.add_argument("--mime-type", default="application/octet-stream",
+                       help="the asset's media type")
+    write.add_argument("--json", action="store_true", help="print the JSON result")
 
 
 def cmd_asset(args: argparse.Namespace) -> int:
