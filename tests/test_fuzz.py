@@ -28,12 +28,39 @@ BROKEN = shlex.join([sys.executable, str(FAKES / "drops_custom_messages.py")])
 REFERENCE = shlex.join(REFERENCE_ADAPTER)
 
 
+# Hypothesis draws for a seed depend on what the same process drew before (other tests, and
+# which of them pytest-xdist gives this worker), so a run whose draws a test counts runs in a
+# fresh interpreter, as a user runs the fuzzer.
+_FRESH = """
+import json, sys
+from persyk_conformance.fuzz import _differential
+from persyk_conformance.fuzz._differential import FuzzConfig, fuzz
+kwargs = json.loads(sys.argv[1])
+if kwargs.pop("no_judge", False):
+    _differential._order_judge = lambda *args: None
+if "ops" in kwargs:
+    kwargs["ops"] = tuple(kwargs["ops"])
+report = fuzz(FuzzConfig(**kwargs))
+print(json.dumps({"examples": report.examples, "unstated": report.unstated_choices,
+                  "compared": report.compared_steps, "unsupported": report.unsupported_steps,
+                  "origins": sorted(report.by_origin),
+                  "found": None if report.finding is None else list(report.finding.mismatches)}))
+"""
+
+
+def _fuzz_fresh(**config: Any) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-c", _FRESH, json.dumps(config)],
+                          capture_output=True, text=True, timeout=600, check=True)
+    result: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return result
+
+
 def test_fuzz_finds_nothing_against_the_reference_adapter() -> None:
-    report = fuzz(FuzzConfig(impl=REFERENCE, examples=50, seed=20261202, time_budget=120))
-    assert report.finding is None
-    assert report.examples == 50
-    assert report.compared_steps > 50 and report.unsupported_steps == 0
-    assert set(report.by_origin) == {"valid", "fault", "append", "recover"}
+    report = _fuzz_fresh(impl=REFERENCE, examples=50, seed=20261202, time_budget=120)
+    assert report["found"] is None
+    assert report["examples"] == 50
+    assert report["compared"] > 50 and report["unsupported"] == 0
+    assert report["origins"] == ["append", "fault", "recover", "valid"]
 
 
 @pytest.fixture(scope="module")
@@ -118,27 +145,9 @@ def test_fuzz_counts_an_adapter_failure_as_a_disagreement(
 
 FIELDS_FIRST = shlex.join([sys.executable, str(FAKES / "checks_fields_before_ids.py")])
 LEAF_AS_PARENT = shlex.join([sys.executable, str(FAKES / "remove_leaf_as_parent.py")])
-# Each run in a fresh interpreter: in the pytest process, state other tests leave behind (the
-# in-process reference's caches, patched modules) changed what this run drew, and 60 examples
-# of the full suite's order met no record with two faults.
-_APPENDS = f"""
-import json, sys
-from persyk_conformance.fuzz import _differential
-from persyk_conformance.fuzz._differential import FuzzConfig, fuzz
-if sys.argv[1] == "no-judge":
-    _differential._order_judge = lambda *args: None
-report = fuzz(FuzzConfig(impl={FIELDS_FIRST!r}, examples=100, seed=1, ops=("append",),
-                         time_budget=120))
-print(json.dumps({{"examples": report.examples, "unstated": report.unstated_choices,
-                  "found": None if report.finding is None else list(report.finding.mismatches)}}))
-"""
-
-
 def _fuzz_appends(mode: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", _APPENDS, mode], capture_output=True,
-                          text=True, timeout=300, check=True)
-    result: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
-    return result
+    return _fuzz_fresh(impl=FIELDS_FIRST, examples=100, seed=1, ops=["append"], time_budget=120,
+                       no_judge=mode == "no-judge")
 
 
 def test_fuzz_reports_nothing_against_an_order_of_refusals_no_rule_fixes() -> None:

@@ -100,4 +100,5 @@ def test_first_hour_walks_from_an_empty_adapter_with_show_only_and_expected_fail
 def test_every_documented_command_is_accepted_by_the_command_line(command: str) -> None:
     args = shlex.split(command)[1:]
     parsed = build_parser().parse_args(args)
-    assert parsed.command in {"run", "list", "show", "check-fixtures", "compare", "fuzz"}
+    assert parsed.command in {"run", "list", "show", "check-fixtures", "compare", "fuzz", "merge",
+                              "site"}

@@ -32,7 +32,8 @@ def test_readme_opens_with_the_two_set_up_commands() -> None:
     first = code_blocks(README.read_text("utf-8"))[0]
     assert first == [
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/persyk-conformance run",
-        "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/python -m pytest -q",
+        "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/python -m pytest -q "
+        "-n auto",
     ]
 
 

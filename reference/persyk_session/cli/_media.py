@@ -108,14 +108,20 @@ def args_asset(parser: argparse.ArgumentParser) -> None:
     # Two subcommands, so that `asset verify --help` shows verify's options and `asset write
     # --help` write's (one parser listed both, issue 32).
     actions = parser.add_subparsers(dest="action", required=True, metavar="verify|write")
-    verify = actions.add_parser("verify", help="check an asset's bytes (AST-9..AST-12)")
+    verify = actions.add_parser(
+        "verify", help="check an asset's bytes (AST-9..AST-12)",
+        description="Check an asset of the session: it exists under assets/ without a link, "
+                    "and its bytes (or the byte range) have the SHA-256 given.")
     verify.add_argument("path", help="the session directory")
     verify.add_argument("--path", dest="asset", metavar="assets/NAME", required=True,
                         help="the asset")
     verify.add_argument("--sha256", help="the expected SHA-256 (64 lower-case hex)")
     verify.add_argument("--range", metavar="START:END", help="bytes START..END-1 only")
     verify.add_argument("--json", action="store_true", help="print the JSON result")
-    write = actions.add_parser("write", help="write stdin as a protocol asset")
+    write = actions.add_parser(
+        "write", help="write stdin as a protocol asset",
+        description="Write stdin as assets/protocol-<uuid>.bin of the session, fsynced with "
+                    "its directory before the answer (AST-18); prints the asset reference.")
     write.add_argument("path", help="the session directory")
     write.add_argument("--mime-type", default="application/octet-stream",
                        help="the asset's media type")
