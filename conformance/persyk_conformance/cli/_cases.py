@@ -112,6 +112,12 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
                    if r.outcome is not Outcome.PASS and r not in needs_process]
     for result in not_passing:
         print(f"reference: {result.id} {result.outcome}: {result.describe()}")
+    golden = [r.id for r in not_passing if r.kind == "golden"]
+    if golden:  # issue 32: say what a schema or rule edit that refuses golden files means
+        print(f"check-fixtures: {len(golden)} golden case(s) fail ({', '.join(golden[:8])}"
+              f"{', ...' if len(golden) > 8 else ''}): files a conforming writer wrote are "
+              "refused, which GEN-1 forbids within a format version (`persyk-conformance "
+              "diff` calls the edit breaking)")
     if needs_process:
         print(f"check-fixtures: not run in-process (each needs adapter processes; `run` runs "
               f"them): {', '.join(r.id for r in needs_process)}")
