@@ -537,7 +537,8 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
 }
 # The rules whose promise is durability (issue 25): covered only by a check that bites a fake.
 DURABILITY_RULES: tuple[str, ...] = (
-    "APP-3", "APP-11", "RCV-6", "RCV-7", "AST-18", "RT-7", "CAP-1", "CAP-5", "CAP-20", "CAP-25", "CAP-29",
+    "APP-3", "APP-11", "RCV-6", "RCV-7", "AST-18", "RT-7", "CAP-1", "CAP-5", "CAP-20", "CAP-25",
+    "CAP-29",
     "DSH-18", "DSH-19", "DUR-1", "DUR-2", "DUR-3", "DUR-4", "DUR-5", "DUR-6",
 )
 
