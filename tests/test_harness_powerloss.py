@@ -1,4 +1,4 @@
-"""The power-loss harness (H-201..H-204, DH-103, DH-104; issue 25): the trace parser and the
+"""The power-loss harness (H-201..H-211, DH-103, DH-104; issue 25): the trace parser and the
 persistence model on recorded text, and the checks against the reference and against fakes that
 each lack one sync."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,9 @@ from persyk_conformance.adapters._in_process import InProcessAdapter
 from persyk_conformance.adapters._interface import Adapter
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.harness import _crash
-from persyk_conformance.harness._fsmodel import FileSystemModel
-from persyk_conformance.harness._powerloss import FAKES_CAUGHT, SCENARIOS
+from persyk_conformance.harness._fsmodel import CrashState, FileSystemModel
+from persyk_conformance.harness._powerloss import FAKES_CAUGHT, SCENARIOS, Acked, _judge_files
+from persyk_conformance.harness._powerloss import _recover_wav as recover_wav
 from persyk_conformance.harness._registry import HarnessResult, run_harness
 from persyk_conformance.harness._syncorder import missing_syncs
 from persyk_conformance.harness._trace import TraceError, decode_c_string, parse_trace
@@ -163,6 +165,46 @@ def test_a_missing_directory_fsync_is_named_and_a_gone_temporary_file_is_not() -
         "(the reply at call 5)"]
 
 
+# --- H-211's judgments, on states built here -------------------------------------------------
+
+def _recording_state(wav: bytes, log: bytes) -> CrashState:
+    scenario = SCENARIOS["H-211"]()
+    files = {**scenario.setup, "session/assets/pl-rec.wav": wav}
+    files["session/session.jsonl"] += log
+    return CrashState(files, frozenset({"", "session", "session/assets"}), "built here")
+
+
+def _repaired() -> bytes:
+    s = SCENARIOS["H-211"]()
+    return s.setup["session/assets/pl-rec.wav"][:44 + len(s.frames)]  # sizes aside
+
+
+def test_recording_interrupted_before_its_wav_repair_is_an_ordering_failure() -> None:
+    s = replace(SCENARIOS["H-211"](), repaired=_repaired())
+    entry = b'{"type":"recording.interrupted","id":"ri1"}\n'
+    unrepaired = _recording_state(s.setup["session/assets/pl-rec.wav"], entry)
+    assert any("recording.interrupted persisted while the repair" in p
+               for p in _judge_files(s, Acked(), unrepaired))
+    # a torn line is no persisted entry; the repaired WAV with the entry is fine
+    torn = _recording_state(s.setup["session/assets/pl-rec.wav"], entry[:-1])
+    assert _judge_files(s, Acked(), torn) == []
+    assert _judge_files(s, Acked(), _recording_state(_repaired(), entry)) == []
+    assert any("acknowledged at call 7 is not durable (CAP-25, DUR-5)" in p
+               for p in _judge_files(s, Acked(repaired=True, at=7), unrepaired))
+
+
+def test_a_clean_recovery_that_finds_fewer_frames_reports_them_lost(tmp_path: Path) -> None:
+    s = SCENARIOS["H-211"]()
+    for name, data in s.setup.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    assert recover_wav(InProcessAdapter(), tmp_path / "session", s, 10.0) is None
+    wav = tmp_path / "session" / s.recording
+    wav.write_bytes(wav.read_bytes()[:-20])  # 10 whole frames gone
+    assert recover_wav(InProcessAdapter(), tmp_path / "session", s, 10.0) == (
+        "10 durable frame(s) of the recording lost (CAP-5)")
+
+
 # --- the checks --------------------------------------------------------------------------------
 
 def _factory(argv: list[str], check: str) -> Callable[[], Adapter]:
@@ -212,6 +254,11 @@ WORDS = {
     "powerloss_media_no_fsync": (
         "missing sync: no fsync of session/assets/protocol-",
         "persisted before the media bytes it names (RT-7)"),
+    "powerloss_recover_recording_no_fsync": (
+        "missing sync: no fsync of session/assets/pl-rec.wav between the truncation at call",
+        "recording.interrupted persisted while the repair of assets/pl-rec.wav it reports is "
+        "not durable (CAP-7, DUR-4)",
+        "the repair of assets/pl-rec.wav acknowledged at call"),
     "powerloss_dsh_dir_no_fsync": (
         "the directory cwd-d1bb8ca35467 was not fsynced after s1.jsonl was linked",
         "acknowledged record(s) 0, 1 lost"),

@@ -47,7 +47,7 @@ def test_only_a_procedure_unsupported_in_process_is_excused_by_check_fixtures() 
 
 @pytest.mark.parametrize(("profile", "wanted"), [
     ("v1", ["H-201", "H-202", "H-203", "H-204", "H-205", "H-206", "H-207", "H-208", "H-209",
-            "H-210"]),
+            "H-210", "H-211"]),
     ("dsh-v0", ["DH-103", "DH-104"]),
 ], ids=["v1", "dsh-v0"])
 def test_list_shows_the_power_loss_checks_of_each_profile(

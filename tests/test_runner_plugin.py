@@ -35,10 +35,10 @@ def test_plugin_runs_every_case_against_the_reference(
         "--persyk-fixtures", str(tree), "-k", "not H-104 and not H-15 and not H-20 and not H-21",
     )
     # The tiny tree, the eight harness cases (five canary, one FIFO, two symlink) and three of
-    # the eighteen harness procedures (H-104, the capture checks H-150..H-153 and the power-loss
-    # checks H-201..H-210 kill, race or trace adapter processes: test_harness_write.py,
+    # the nineteen harness procedures (H-104, the capture checks H-150..H-153 and the power-loss
+    # checks H-201..H-211 kill, race or trace adapter processes: test_harness_write.py,
     # test_harness_capture.py, test_harness_powerloss.py).
-    result.assert_outcomes(passed=4 + 8 + 3, deselected=5 + 10)
+    result.assert_outcomes(passed=4 + 8 + 3, deselected=5 + 11)
     result.stdout.fnmatch_lines(["*passed*"])
 
 
@@ -52,7 +52,7 @@ def test_plugin_maps_outcomes_and_expected_failures(
         "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
         "--persyk-timeout", "2", "-k", "G- or R-",
     )
-    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=8 + 18)
+    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1, deselected=8 + 19)
     result.stdout.fnmatch_lines(["*R-001 (a trailing comma): fail*", "*/valid: expected false*"])
 
 
@@ -83,7 +83,7 @@ def test_write_harness_checks_are_items_and_unsupported_without_capabilities(
         "-p", "no:cacheprovider", "-rs", "--persyk-impl", fake("accept_everything"),
         "--persyk-fixtures", str(tree), "--persyk-timeout", "2", "-k", "H-10",
     )
-    result.assert_outcomes(skipped=4, deselected=12 + 4 + 10)
+    result.assert_outcomes(skipped=4, deselected=12 + 4 + 11)
     result.stdout.fnmatch_lines(["*unsupported: the adapter lacks*"])
 
 
@@ -98,7 +98,7 @@ def test_expected_failures_file_of_the_command_line_is_accepted(
         "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
         "--persyk-timeout", "2", "-k", "R-002",
     )
-    result.assert_outcomes(xfailed=1, deselected=11 + 18)
+    result.assert_outcomes(xfailed=1, deselected=11 + 19)
 
 
 def test_an_expected_failure_is_reported_without_a_formatted_traceback() -> None:
@@ -126,6 +126,6 @@ def test_power_loss_checks_are_items_with_their_own_state_budget(
     try:
         _crash.strace_prefix()
     except _crash.CrashCheckUnsupported:
-        result.assert_outcomes(skipped=1, deselected=4 + 8 + 17)
+        result.assert_outcomes(skipped=1, deselected=4 + 8 + 18)
     else:
-        result.assert_outcomes(passed=1, deselected=4 + 8 + 17)
+        result.assert_outcomes(passed=1, deselected=4 + 8 + 18)

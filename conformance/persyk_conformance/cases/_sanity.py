@@ -86,7 +86,7 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "may depend on the machine's home, so every case names the folder (SRCH-21); the "
     "reference's own tests check its lookup for Linux, macOS and Windows",
     **{f"DUR-{n}": "durability under power loss is not observable in a result: the power-loss "
-       "harness checks H-201..H-210 and DH-103, DH-104 replay the adapter's system calls "
+       "harness checks H-201..H-211 and DH-103, DH-104 replay the adapter's system calls "
        "(see the section Durability under power loss)" for n in range(1, 7)},
     "APP-4": "the publishing technique (temporary file, fsync, hard link) is not observable in "
     "a result; APP-2 and APP-3 cases check exclusive creation and the durable header, and the "

@@ -43,6 +43,10 @@ rules (docs/spec.md; ``_fsmodel``):
 * ``H-210`` (RT-7, AST-18, DUR-4..DUR-6): ``replay`` of a provider-event script with audio;
   no state holds an entry naming a media asset whose bytes are not whole, and after the reply
   every appended entry survives.
+* ``H-211`` (CAP-5, CAP-7, CAP-25..CAP-27, DUR-4..DUR-6): ``recoverRecording`` of a WAV whose
+  capture was killed before its finish; every whole frame survives and nothing is invented,
+  ``recording.interrupted`` never persists before the WAV repair it reports, and after the
+  reply the repair is durable.
 * ``DH-103`` (DSH-18, DSH-19, DUR-3, DUR-5, DUR-6): dsh-v0 first ``append`` (temporary file,
   fsync, link, directory fsync); the acknowledged log survives.
 * ``DH-104`` (DSH-19, DUR-1, DUR-5, DUR-6): dsh-v0 later ``append`` calls to an existing log;
@@ -96,6 +100,7 @@ class Acked:
     assets: tuple[tuple[str, bytes], ...] = ()  # (path in the session, bytes)
     wavs: tuple[str, ...] = ()  # recordings started: their WAV header must be there
     media: Mapping[str, bytes] = field(default_factory=dict)  # replay: assets and final bytes
+    repaired: bool = False  # recoverRecording answered: its WAV repair must be durable
     at: int = 0  # the call of the last acknowledging reply
 
 
@@ -108,6 +113,7 @@ class Seen:
     locked_out: str | None = None
     fragment_safe: bool = True
     raw: bytes | None = None  # the session file as the cut left it, before any repair
+    wav: str | None = None  # what a clean recoverRecording found wrong with the recording
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +154,30 @@ def _observe_v1(verifier: Adapter, where: Path, s: Scenario, timeout: float) -> 
         record = json.loads(line)
         if isinstance(record, dict) and isinstance(record.get("id"), str):
             ids.append(record["id"])
-    return Seen(True, tuple(ids), None, safe, raw)
+    wav = _recover_wav(verifier, session, s, timeout) if s.recording else None
+    return Seen(True, tuple(ids), None, safe, raw, wav)
+
+
+def _recover_wav(verifier: Adapter, session: Path, s: Scenario, timeout: float) -> str | None:
+    """CAP-5, CAP-6, DUR-6: a clean ``recoverRecording`` repairs whatever the cut left, keeping
+    exactly the whole frames written before the interruption (all durable in the setup)."""
+    args = {"session": str(session), "recordingId": Path(s.recording).stem, "id": "ri1",
+            "timestamp": TS}
+    result = call(verifier, "recoverRecording", args, timeout)
+    if "error" in result:
+        return f"recoverRecording refused it ({_code(result)})"
+    wav = (session / s.recording).read_bytes()
+    data = wav[44:]
+    declared = int.from_bytes(wav[40:44], "little") if len(wav) >= 44 else -1
+    if declared != len(data) or result.get("frames") != len(data) // s.frame:
+        return (f"after recoverRecording the WAV declares {declared} data bytes and the reply "
+                f"{result.get('frames')} frames; it holds {len(data)} bytes (CAP-25)")
+    if data == s.frames:
+        return None
+    if s.frames.startswith(data):
+        return (f"{(len(s.frames) - len(data)) // s.frame} durable frame(s) of the recording "
+                "lost (CAP-5)")
+    return "the recovered WAV's frames are not a prefix of the frames written (CAP-6)"
 
 
 def _observe_dsh(verifier: Adapter, where: Path, timeout: float) -> Seen:
@@ -186,6 +215,8 @@ def _judge(s: Scenario, seen: Seen, acked: Acked, state: CrashState) -> list[str
         out.append(f"record(s) {', '.join(invented)} appear that were never written")
     if s.dsh and seen.locked_out is None and seen.ids != s.sent[: len(seen.ids)]:
         out.append("the log's events are not a prefix of the events written")
+    if seen.wav is not None:
+        out.append(seen.wav)
     if not seen.fragment_safe:
         out.append("the torn fragment is lost: the cut (truncation or removal) persisted and no "
                    "file under recovery/ holds it (RCV-6, RCV-7)")
@@ -207,6 +238,7 @@ def _judge_files(s: Scenario, acked: Acked, state: CrashState) -> list[str]:
             out.append(f"the recording {path} started (reply at call {acked.at}) has no durable "
                        "WAV header (CAP-1, CAP-20)")
     out += _judge_media(acked, state)
+    out += _judge_repair(s, acked, state)
     at_place = "session/session.jsonl" in state.files
     if acked.deleted and at_place:
         out.append(f"the session acknowledged as deleted (reply at call {acked.at}) is back at "
@@ -225,6 +257,24 @@ def _judge_media(acked: Acked, state: CrashState) -> list[str]:
         if f'"{path}"'.encode() in log and state.files.get(f"session/{path}") != data:
             out.append(f"an entry naming {path} persisted before the media bytes it names "
                        "(RT-7)")
+    return out
+
+
+def _judge_repair(s: Scenario, acked: Acked, state: CrashState) -> list[str]:
+    """CAP-25, DUR-5: the repair is durable once answered; Decision (CAP-7, CAP-26, DUR-4):
+    ``recording.interrupted`` persists only after the WAV repair whose frames it reports."""
+    if not s.recording:
+        return []
+    out = []
+    wav = state.files.get(f"session/{s.recording}")
+    if acked.repaired and wav != s.repaired:
+        out.append(f"the repair of {s.recording} acknowledged at call {acked.at} is not "
+                   "durable (CAP-25, DUR-5)")
+    log = state.files.get("session/session.jsonl", b"")
+    complete = log[: log.rfind(b"\n") + 1]
+    if b'"recording.interrupted"' in complete and wav != s.repaired:
+        out.append(f"recording.interrupted persisted while the repair of {s.recording} it "
+                   "reports is not durable (CAP-7, DUR-4)")
     return out
 
 
@@ -299,7 +349,8 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
     final, _ = snapshot(workspace)
     appended = tuple(i for step, r in zip(scenario.steps, traced.replies, strict=True)
                      for i in _appended(step, r))
-    scenario = replace(scenario, sent=(*scenario.sent, *appended))
+    scenario = replace(scenario, sent=(*scenario.sent, *appended),
+                       repaired=final.get(f"session/{scenario.recording}", b""))
     ops = parse_trace(traced.text)
     replies = [i for i, op in enumerate(ops)
                if op.kind == "write" and op.fd == 1 and (op.path or "").startswith("pipe:")]
@@ -339,6 +390,8 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
                     explorer.syncs(_before_truncation(model, op))
                 if op.kind == "write" and media:
                     explorer.syncs(_before_naming(model, op, media))
+                if op.kind == "write" and scenario.recording:
+                    explorer.syncs(_before_interrupted(model, op, scenario.recording))
             model.apply(op)
         reply = ops[end].call
         explorer.examine(model, acked, f"crash just before the reply to {name} (call {reply})")
@@ -349,7 +402,8 @@ def _walk(explorer: _Explorer, scenario: Scenario, model: FileSystemModel, ops: 
                         truncated=acked.truncated or step.truncates,
                         deleted=acked.deleted or step.deletes,
                         assets=(*acked.assets, *_asset_of(step, answers[number - 1])),
-                        wavs=(*acked.wavs, *_wav_of(step, answers[number - 1])), at=reply)
+                        wavs=(*acked.wavs, *_wav_of(step, answers[number - 1])),
+                        repaired=acked.repaired or step.repairs, at=reply)
         if step.acknowledging:
             explorer.syncs(missing_syncs(model, f"the reply at call {reply}"))
         explorer.examine(model, acked, f"crash just after the reply to {name} (call {reply})")
@@ -385,6 +439,16 @@ def _before_naming(model: FileSystemModel, op: Op, media: Mapping[str, bytes]) -
         return []
     return missing_syncs(model, f"the write of the entry naming it at call {op.call}",
                          relevant=lambda path: path in named)
+
+
+def _before_interrupted(model: FileSystemModel, op: Op, recording: str) -> list[str]:
+    """Decision (CAP-7, CAP-26, DUR-4): the WAV repair is durable before the
+    ``recording.interrupted`` that reports its frames is written."""
+    if b'"recording.interrupted"' not in op.data:
+        return []
+    wav = f"session/{recording}"
+    return missing_syncs(model, f"the write of recording.interrupted at call {op.call}",
+                         relevant=lambda path: path == wav)
 
 
 def _before_truncation(model: FileSystemModel, op: Op) -> list[str]:
@@ -441,6 +505,10 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
                    "the media it names, every acknowledged entry survives",
                    ("RT-7", "AST-18", "DUR-4", "DUR-5", "DUR-6"), ("read", "realtime"),
                    _checker("H-210")),
+    PowerlossCheck("H-211", "power cut at every step of an interrupted-WAV recovery: every "
+                   "whole frame kept, recording.interrupted never before the repair",
+                   ("CAP-5", "CAP-7", "CAP-25", "CAP-26", "CAP-27", "DUR-4", "DUR-5", "DUR-6"),
+                   ("read", "capture"), _checker("H-211")),
     PowerlossCheck("DH-103", "power cut at every step of a first append: the acknowledged log "
                    "survives", ("DSH-18", "DSH-19", "DUR-3", "DUR-5", "DUR-6"), (),
                    _checker("DH-103")),
@@ -465,10 +533,12 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_delete_no_dir_fsync": frozenset({"H-207"}),
     "powerloss_capture_no_fsync": frozenset({"H-208"}),
     "powerloss_media_no_fsync": frozenset({"H-210"}),
+    "powerloss_recover_recording_no_fsync": frozenset({"H-211"}),
 }
 # The rules whose promise is durability (issue 25): covered only by a check that bites a fake.
 DURABILITY_RULES: tuple[str, ...] = (
-    "APP-3", "APP-11", "RCV-6", "RCV-7", "AST-18", "RT-7", "CAP-1", "CAP-20", "CAP-29",
+    "APP-3", "APP-11", "RCV-6", "RCV-7", "AST-18", "RT-7", "CAP-1", "CAP-5", "CAP-20", "CAP-25",
+    "CAP-29",
     "DSH-18", "DSH-19", "DUR-1", "DUR-2", "DUR-3", "DUR-4", "DUR-5", "DUR-6",
 )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import records as kit
+from ._capture_kit import AudioFormat, wav_bytes
 from ._dsh import BUCKET
 from ._dsh import HEADER as DSH_HEADER
 
@@ -39,6 +40,7 @@ class Step:
     acknowledging: bool = True
     appends_from_reply: bool = False  # replay: the reply's ``appended`` ids are acknowledged
     wav: bool = False  # captureStart: the reply's asset is a WAV whose header must be durable
+    repairs: bool = False  # recoverRecording: the reply acknowledges the repaired WAV (CAP-25)
     # Arguments taken from earlier replies (a capture's handle): replies so far -> arguments.
     follow: Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]] | None = None
 
@@ -54,6 +56,12 @@ class Scenario:
     fragment: bytes = b""  # recover: the torn tail, which must never be lost
     whole_or_gone: bool = False  # deletion: never a session directory without its file
     media: bool = False  # replay: no entry may persist before the media bytes it names (RT-7)
+    # recoverRecording: the WAV it repairs (path in the session), the whole frames written
+    # before the interruption (durable in the setup, never to be lost) and its frame size.
+    recording: str = ""
+    frames: bytes = b""
+    frame: int = 2
+    repaired: bytes = b""  # the WAV as the traced recovery left it (filled in by the engine)
 
 
 # --- scenarios ---------------------------------------------------------------------------------
@@ -204,7 +212,32 @@ def _replay() -> Scenario:
                     media=True)
 
 
+REC_FORMAT = AudioFormat(16000, 1)
+REC_FRAMES = bytes(range(1, 201)) * 2  # 200 mono 16-bit frames, no two neighbours equal
+
+
+def _interrupted_wav() -> bytes:
+    """A capture killed before its finish (CAP-21): placeholder sizes (CAP-24), 200 whole
+    frames and half of a 201st, all durable: the recovery must keep every whole one."""
+    wav = bytearray(wav_bytes(REC_FORMAT, REC_FRAMES + b"\x7f"))
+    wav[4:8] = wav[40:44] = b"\xff\xff\xff\xff"
+    return bytes(wav)
+
+
+def _recover_recording() -> Scenario:
+    setup, _ = _v1_base()
+    started = kit.rec_started("st1", "r0", recording="pl-rec")
+    setup = {"session/session.jsonl": setup["session/session.jsonl"] + kit.line(started),
+             "session/assets/pl-rec.wav": _interrupted_wav()}
+    step = Step("recoverRecording", lambda ws: {"session": _session(ws), "recordingId": "pl-rec",
+                                                "id": "ri1", "timestamp": TS},
+                ("ri1",), repairs=True)
+    return Scenario(setup, (step,), ("r0", "st1", "ri1"), ("r0", "st1"),
+                    recording="assets/pl-rec.wav", frames=REC_FRAMES, frame=REC_FORMAT.frame)
+
+
 SCENARIOS: Mapping[str, Callable[[], Scenario]] = {
+    "H-211": _recover_recording,
     "H-210": _replay,
     "H-209": _recover_removing,
     "H-208": _capture,

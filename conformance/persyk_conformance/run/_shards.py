@@ -24,6 +24,7 @@ __all__ = ["DEFAULT_COST", "HARNESS_COSTS", "Shard", "expected_cost", "partition
 HARNESS_COSTS: Mapping[str, float] = {
     "H-150": 31.0, "H-104": 15.0, "H-151": 6.0, "H-153": 4.0, "H-152": 3.0, "H-102": 3.0,
     "H-101": 2.0, "H-103": 1.0, "DH-101": 1.0, "DH-102": 1.0,
+    "H-211": 1.0,  # power loss of recoverRecording: 1.0 s through the CLI (issue 25)
 }
 DEFAULT_COST = 0.005  # a fixture case or a canary
 _HARNESS_DEFAULT = 2.0  # a harness check this table does not know yet
