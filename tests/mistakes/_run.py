@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import persyk_session.adapter as reference
 from persyk_conformance._protocol import Implementation, Reply
-from persyk_conformance.adapters._in_process import InProcessAdapter
+from persyk_conformance.adapters._in_process import InProcessAdapter, step_deadline
 from persyk_conformance.adapters._interface import AdapterTimedOut
 from persyk_conformance.cli import RunConfig, plan_cases
 from persyk_conformance.run._outcomes import FAILING
@@ -28,26 +24,6 @@ STEP_TIMEOUT = 10.0  # the runner's default --timeout
 
 def reference_dispatch(op: str, args: dict[str, Any]) -> dict[str, Any]:
     return reference.dispatch(op, args, "v1")
-
-
-@contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """AdapterTimedOut in the main thread after ``seconds``: a mistake that waits forever costs
-    one case, as a hanging subprocess adapter would."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise AdapterTimedOut(f"no answer within {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class MistakeAdapter(InProcessAdapter):
@@ -70,7 +46,7 @@ class MistakeAdapter(InProcessAdapter):
         self._on_kill = reference.abandon  # crashAfter: what a killed process leaves
 
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
-        with _deadline(timeout):
+        with step_deadline(timeout):
             return super().run(op, args, timeout)
 
 

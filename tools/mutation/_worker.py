@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -31,8 +30,7 @@ from types import FrameType
 from typing import Any
 
 from persyk_conformance._protocol import Reply
-from persyk_conformance.adapters._in_process import InProcessAdapter
-from persyk_conformance.adapters._interface import AdapterTimedOut
+from persyk_conformance.adapters._in_process import InProcessAdapter, step_deadline
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import REFERENCE_ADAPTER, RunConfig, plan_cases
 from persyk_conformance.harness._registry import harness_results, known_capabilities
@@ -49,31 +47,11 @@ SUBPROCESS_ONLY: frozenset[str] = frozenset({"H-104"})
 SUBPROCESS_PREFIX = "sub:"
 
 
-@contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise AdapterTimedOut in the main thread after ``seconds`` (threads: no deadline; the
-    parent's per-mutant budget still bounds them)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise AdapterTimedOut(f"no answer within {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 class DeadlineAdapter(InProcessAdapter):
     """The reference in-process, each step bounded by the runner's deadline."""
 
     def run(self, op: str, args: Mapping[str, Any], timeout: float) -> Reply:
-        with _deadline(timeout):
+        with step_deadline(timeout):
             return super().run(op, args, timeout)
 
 

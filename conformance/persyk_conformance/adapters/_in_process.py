@@ -7,15 +7,41 @@ other road to the reference goes through its adapter command, as any implementat
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import orjson
 
 from .._protocol import Hello, Implementation, Reply, decode_reply, dumps_line
-from ._interface import AdapterCrashed, StderrSeen, file_size_limiter
+from ._interface import AdapterCrashed, AdapterTimedOut, StderrSeen, file_size_limiter
 
-__all__ = ["Dispatch", "InProcessAdapter"]
+__all__ = ["Dispatch", "InProcessAdapter", "step_deadline"]
+
+
+@contextmanager
+def step_deadline(seconds: float) -> Iterator[None]:
+    """AdapterTimedOut in the main thread after ``seconds``: an in-process step that never
+    returns costs its case, as a hanging subprocess adapter would (the mutation tool and the
+    mistake corpus run the reference in-process under the runner's step deadline). In another
+    thread there is no deadline: signals reach the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise AdapterTimedOut(f"no answer within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]

@@ -74,7 +74,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     cores = report["machine"].get("cores") or 1
     load_limit = LOAD_LIMIT * cores
     reasons: list[str] = []
-    loads: list[float] = [x for x in report["machine"].get("loadAverage", [])[:1]]
+    loads: list[float] = list(report["machine"].get("loadAverage", [])[:1])  # the 1-minute one
     for workload in report["workloads"]:
         conditions = workload.get("conditions") or {}
         loads += [x for x in (conditions.get("loadBefore"), conditions.get("loadAfter"))

@@ -4,8 +4,6 @@ site of run reports (docs/site.md); the pages themselves are ``site/``."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import sys
 import time
 from pathlib import Path
@@ -16,53 +14,53 @@ from ._status import UsageProblem, Verdict
 
 __all__ = ["cmd_site", "register"]
 
-MAX_REPORT_BYTES = 256 * 2**20  # a report of 10,000 failing cases is a few MiB
+_OTHER_LIMITS_BYTES = 256 << 20  # a bench or diff report of every workload or case
 
 
 def _read_json(path: Path, what: str) -> Any:
+    """A bench or diff report, bounded in size and depth and never through a link (issue 31)."""
+    from .._bounded import JsonLimits, Refused, read_json
+
     try:
-        if not path.is_file():
-            raise UsageProblem(f"{path}: not a regular file", command="site")
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            raise UsageProblem(f"{path}: larger than {MAX_REPORT_BYTES >> 20} MiB",
-                               command="site")
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as exc:
-        raise UsageProblem(f"{path}: not a readable {what} ({exc})", command="site") from None
+        return read_json(path, JsonLimits(max_bytes=_OTHER_LIMITS_BYTES))
+    except Refused as exc:
+        raise UsageProblem(f"{path}: not a readable {what} ({exc.code}: {exc.detail})",
+                           command="site") from None
 
 
 def _reports(paths: list[Path]) -> list[tuple[str, dict[str, Any]]]:
-    from .._protocol import schema_problems
-    from ..reports._compare import _report_schema  # the validator `compare` uses
-    loaded = []
-    for path in paths:
-        data = _read_json(path, "JSON report")
-        problems = schema_problems(_report_schema(), data, limit=3)
-        if problems:
-            raise UsageProblem(f"{path}: not a report of report.schema.json: "
-                               f"{'; '.join(problems)}", command="site")
-        loaded.append((path.name, data))
-    return loaded
+    from ..reports._compare import CompareError, read_report
+
+    try:
+        return [(path.name, read_report(path)) for path in paths]
+    except CompareError as exc:
+        raise UsageProblem(str(exc), command="site") from None
 
 
 def _case_texts(ids: set[str], fixtures: Path | None, profile: str) -> dict[str, str]:
-    """What ``show`` prints for each case the reports hold and these fixtures have."""
+    """What ``show`` prints for each case the reports hold and these fixtures have: the
+    fixtures and the generated canaries loaded once, the registry's checks by their rows."""
     from .._profiles import profile_named
     from ..cases._load import CaseError, load_cases
+    from ..harness._registry import checks_for, harness_cases
     from ..reports._show import render_case, show_case
+    from ..run._workspace import Sandbox
 
     chosen = profile_named(profile)
     texts: dict[str, str] = {}
+    sandbox = Sandbox.create()
     try:
-        for case in load_cases(fixtures, chosen):
+        canaries = harness_cases(sandbox.runner / "harness") if chosen.harness else []
+        for case in [p.case for p in canaries] + load_cases(fixtures, chosen):
             if case.id in ids:
                 texts[case.id] = render_case(case)
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}", command="site") from None
-    for case_id in sorted(ids - texts.keys()):
-        if case_id.startswith(("H-", "DH-")):
-            with contextlib.suppress(LookupError):  # a check of another suite version
-                texts[case_id] = show_case(case_id, fixtures, chosen)
+    finally:
+        sandbox.remove()
+    for check in checks_for(chosen.name):
+        if check.id in ids:  # show_case answers a registry check from its row alone
+            texts[check.id] = show_case(check.id, fixtures, chosen)
     return texts
 
 

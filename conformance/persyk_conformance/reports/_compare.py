@@ -30,6 +30,7 @@ __all__ = [
     "Comparison",
     "compare_reports",
     "load_report",
+    "read_report",
     "render_compare_json",
     "render_compare_markdown",
     "render_compare_text",
@@ -93,16 +94,26 @@ class Comparison:
     notes: tuple[str, ...]
 
 
-def load_report(path: Path) -> tuple[Column, list[CaseInfo]]:
-    """Read one JSON report; :class:`CompareError` when it is not a valid report."""
+def read_report(path: Path) -> dict[str, Any]:
+    """One run report (report.schema.json), read bounded in size and depth (issue 31) and
+    checked against its schema; :class:`CompareError` when it is not one. ``compare``,
+    ``merge`` and ``site`` all read reports through it."""
     try:
-        data = read_json(path, _REPORT_LIMITS)  # bounded in size and depth (issue 31)
+        data = read_json(path, _REPORT_LIMITS)
     except Refused as exc:
         raise CompareError(f"{path}: not a readable JSON report ({exc.code}: {exc.detail})"
                            ) from None
     problems = schema_problems(_report_schema(), data, limit=3)
     if problems:
         raise CompareError(f"{path}: not a report of report.schema.json: {'; '.join(problems)}")
+    report: dict[str, Any] = data
+    return report
+
+
+def load_report(path: Path) -> tuple[Column, list[CaseInfo]]:
+    """Read one JSON report as a column of the comparison; :class:`CompareError` when it is
+    not a valid report."""
+    data = read_report(path)
     header = data["header"]
     impl = header["implementation"]
     name = f"{impl['name']} {impl['version']}" if impl else f"(never started) {path.name}"

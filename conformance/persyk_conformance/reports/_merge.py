@@ -71,26 +71,22 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str,
                          f"not selected {extra[:5]}")
     ordered = [dict(cases[case_id]) for case_id in selection]
     footers = [report["footer"] for _, report in reports]
-    totals = {name: 0 for name in first["footer"]["totals"]}
-    for case in ordered:
-        totals[case["outcome"]] = totals.get(case["outcome"], 0) + 1
-    aborted = [f"shard {r['header']['shard']['index']}: {r['footer']['aborted']}"
-               for _, r in reports if r["footer"].get("aborted")]
+    aborted = "; ".join(f"shard {r['header']['shard']['index']}: {r['footer']['aborted']}"
+                        for _, r in reports if r["footer"].get("aborted")) or None
     header = {key: value for key, value in first["header"].items() if key != "shard"}
     header["started_at"] = min(r["header"]["started_at"] for _, r in reports)
-    record = record_from_report({"header": header, "cases": ordered,
-                                 "footer": {**first["footer"], "duration_ms": 0.0}})
-    footer: dict[str, Any] = {
-        "totals": totals,
-        "passed": record.tested and not aborted and not any(
-            case["outcome"] in ("fail", "error", "crash", "timeout", "xpass") for case in ordered),
-        "tested": record.tested,
+    # The verdict and totals of the whole run, as a RunRecord of its cases computes them.
+    record = record_from_report({"header": header, "cases": ordered, "footer": {
         "finished_at": max(f["finished_at"] for f in footers),
         # The work of the whole run: the shards' durations added (they ran side by side).
         "duration_ms": round(sum(f["duration_ms"] for f in footers), 3),
+        **({"aborted": aborted} if aborted else {}),
+    }})
+    footer: dict[str, Any] = {
+        "totals": record.totals(), "passed": record.passed, "tested": record.tested,
+        "finished_at": record.finished_at, "duration_ms": record.duration_ms,
+        **({"aborted": aborted} if aborted else {}),
     }
-    if aborted:
-        footer["aborted"] = "; ".join(aborted)
     return {"format": first["format"], "header": header, "cases": ordered, "footer": footer}
 
 

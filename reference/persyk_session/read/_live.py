@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from .. import _fsutil
 from .._errors import Code, Diagnostic, UsageError
@@ -89,10 +89,21 @@ class Refresh(enum.Enum):
     FULL = "full"
 
 
+class Cached(Protocol):
+    """What :func:`plan_refresh` needs of a cached state (this module's and ``_read_cache``'s)."""
+
+    @property
+    def identity(self) -> Identity: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def ctime_ns(self) -> int: ...
+
+
 def plan_refresh(
-    cached: LiveSession | None, identity: Identity, size: int, ctime_ns: int
+    cached: Cached | None, identity: Identity, size: int, ctime_ns: int
 ) -> Refresh:
-    """What a cached state is still good for, given a fresh ``fstat`` (the tail probe follows)."""
+    """What a cached state is still good for, given a fresh ``fstat`` (the probes follow)."""
     if cached is None or cached.identity != identity or size < cached.size:
         return Refresh.FULL
     if size == cached.size:

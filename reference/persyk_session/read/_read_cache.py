@@ -31,7 +31,6 @@ prove the cost of a page by counting, never by timing.
 
 from __future__ import annotations
 
-import enum
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -42,6 +41,9 @@ from typing import Any, Final
 from .. import _fsutil
 from .._errors import Code, ContractError, UsageError
 from ._index import EntryMeta, IndexBuilder, SessionIndex
+
+# One refresh plan for both caches: what an fstat says a cached state is still good for.
+from ._live import Identity, Refresh, plan_refresh
 from ._mode import parse_record
 from ._store import feed_lines, index_stream, resolve_session_file
 
@@ -64,9 +66,6 @@ MAX_CACHED_SESSIONS: Final = 16
 # most whatever the session's size.
 HEAD_PROBE_BYTES: Final = 4096
 TAIL_PROBE_BYTES: Final = 64 * 1024
-
-Identity = tuple[int, int]
-
 
 @dataclass(frozen=True, slots=True)
 class CachedSession:
@@ -96,24 +95,6 @@ class ReadCounters:
     bytes_validated: int = 0  # bytes fed through the read rules (REC, HDR, ENV, TREE ...)
     bytes_probed: int = 0  # head and tail bytes compared with the cached state
     bytes_loaded: int = 0  # entry bodies read and parsed for the caller
-
-
-class Refresh(enum.Enum):
-    REUSE = "reuse"
-    EXTEND = "extend"
-    FULL = "full"
-
-
-def plan_refresh(
-    cached: CachedSession | None, identity: Identity, size: int, ctime_ns: int
-) -> Refresh:
-    """What a cached state is still good for, given a fresh ``fstat`` (the probes follow)."""
-    if cached is None or cached.identity != identity or size < cached.size:
-        return Refresh.FULL
-    if size == cached.size:
-        # ctime cannot be set by a caller: a change at equal size is a rewrite in place.
-        return Refresh.REUSE if ctime_ns == cached.ctime_ns else Refresh.FULL
-    return Refresh.EXTEND
 
 
 @dataclass(frozen=True, slots=True)
