@@ -22,6 +22,7 @@ from _writes import (
 )
 from persyk_session import Code, ContractError, UsageError
 from persyk_session.read._context import LeafSelector
+from persyk_session.read._live import LiveFile
 from persyk_session.read._store import open_session
 from persyk_session.write._append import (
     MAX_BATCH_BYTES,
@@ -190,6 +191,53 @@ def test_retry_compares_json_values_not_bytes(tmp_path: Path) -> None:
     result = append_records(tmp_path / "s", retry)
     assert result.already_present == ("c",)
     assert file.read_bytes() == before
+
+
+def test_retry_of_the_committed_bytes_reads_no_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # APP-12 by bytes (issue 27): the retry's encoding is the committed record's own bytes, so
+    # the committed value is never parsed again.
+    file = new_session(tmp_path / "s", *chain("m", 3))
+    before = file.read_bytes()
+
+    def no_parse(self: object, entry: object) -> None:
+        raise AssertionError("an identical retry parsed the committed record")
+
+    monkeypatch.setattr(LiveFile, "load", no_parse)
+    result = append(tmp_path / "s", chain("m", 3)[-1:])
+    assert result.already_present == ("m2",)
+    assert file.read_bytes() == before
+
+
+def _header(version: bytes, *, blank_lines: int = 0, timestamp: bool = True) -> bytes:
+    rest = b',"timestamp":"2026-01-01T00:00:00Z"' if timestamp else b""
+    blank = b"\n" * blank_lines
+    return blank + b'{"type":"session","version":' + version + b',"id":"h"' + rest + b"}"
+
+
+@pytest.mark.parametrize(
+    ("header", "refused_before_the_lock"),
+    [(_header(b"2"), True), (_header(b"2.0"), True), (_header(b"3", blank_lines=5000), True),
+     (_header(b'"2"'), False), (_header(b"true"), False), (_header(b"2", timestamp=False), True)],
+    ids=["version-2", "version-2.0", "after-5000-blank-lines", "string-version",
+         "boolean-version", "version-2-invalid-otherwise"],
+)
+def test_other_version_is_refused_before_the_lock(
+    tmp_path: Path, header: bytes, refused_before_the_lock: bool
+) -> None:
+    # APP-24, HDR-4: an integral version other than 1 is refused before any lock; any other
+    # header fault is judged under the lock (SESSION_BLOCKED).
+    file = write_session(tmp_path / "s", header + b"\n")
+    if refused_before_the_lock:
+        with pytest.raises(ContractError) as caught:
+            append(tmp_path / "s", [custom("c", None)])
+        assert caught.value.code is Code.HEADER_VERSION_UNSUPPORTED
+    else:
+        result = append(tmp_path / "s", [custom("c", None)])
+        assert result.error is not None and result.error.code is Code.SESSION_BLOCKED
+    assert (tmp_path / "s" / "session.lock").exists() is not refused_before_the_lock
+    assert file.read_bytes() == header + b"\n"
 
 
 @pytest.mark.parametrize(

@@ -196,10 +196,14 @@ class LiveFile:
 
     def load(self, entry: EntryMeta) -> dict[str, Any]:
         """The committed body of ``entry``, read by its indexed position (one ``pread``)."""
+        return parse_record(self.load_bytes(entry), line=entry.line)
+
+    def load_bytes(self, entry: EntryMeta) -> bytes:
+        """The committed bytes of ``entry`` (its LF excluded), by one ``pread``."""
         data = os.pread(self.fd, entry.length, entry.offset)
         if len(data) != entry.length:
             raise UsageError(Code.PATH_NOT_FOUND, "the session file shrank while being read")
-        return parse_record(data, line=entry.line)
+        return data
 
     def keep(self, state: LiveSession) -> None:
         """Cache ``state``: the file holds exactly what it describes."""

@@ -44,5 +44,6 @@ if READABLE:
     from ._schema import validate_entry, validate_header
 else:
     from ._entries_fast import ColumnTable as EntryTable  # type: ignore[assignment]
-    from ._records_fast import dumps_json, encode_record, loads_json, parse_record
+    from ._json_fast import loads_json  # the adapter's request lines (issue 27)
+    from ._records_fast import dumps_json, encode_record, parse_record
     from ._schema_fast import validate_entry, validate_header

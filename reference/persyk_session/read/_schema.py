@@ -44,6 +44,7 @@ __all__ = [
     "entry_faults_beyond_schema",
     "entry_references",
     "impossible_day",
+    "is_other_version",
     "load_schema",
     "schema_files",
     "schemas",
@@ -413,8 +414,8 @@ def entry_faults_beyond_schema(entry: dict[str, Any], entry_type: str) -> Iterat
 # --- public API -------------------------------------------------------------------------------
 
 
-def _is_other_version(value: object) -> bool:
-    """An integral JSON number other than 1: a version this reader does not support."""
+def is_other_version(value: object) -> bool:
+    """HDR-4: an integral JSON number other than 1, a version this reader does not support."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     return float(value).is_integer() and value != 1
@@ -422,7 +423,7 @@ def _is_other_version(value: object) -> bool:
 
 def validate_header(obj: dict[str, Any]) -> list[Diagnostic]:
     """Diagnostics (``line=None``) for the header record; empty when it is valid."""
-    if _is_other_version(obj.get("version")):
+    if is_other_version(obj.get("version")):
         # HDR-4: another version's header is judged by nothing else: its members may differ.
         return [
             Diagnostic(

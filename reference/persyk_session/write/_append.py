@@ -166,6 +166,7 @@ def _append_locked(
         end_offset=state.size,
         next_line=state.next_line,
         load_committed=live.load,
+        load_committed_bytes=live.load_bytes,
     )
     return _write_plan(live, state, plan)
 

@@ -23,7 +23,10 @@ from .._lines import split_lines
 from ..read._context import LeafSelector
 from ..read._entries import EntryMeta
 from ..read._index import IndexBuilder
-from ..read._mode import dumps_json, encode_record, parse_record
+from ..read._mode import READABLE, dumps_json, encode_record, parse_record
+
+if not READABLE:  # the readable mode imports no orjson (read/_mode.py)
+    from ._items_fast import encode_and_read_back
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -64,6 +67,14 @@ class BatchItem:
 def _item_from_object(obj: Any) -> BatchItem:
     # APP-15, BLK-11: the record is written as given: its parentId and every block, unknown
     # ones included, reach the file unchanged (only the spelling is canonical, REC-22).
+    if not READABLE:
+        fast = encode_and_read_back(obj)  # the same item, when its proofs hold (_items_fast)
+        if fast is not None:
+            return BatchItem(fast[1], fast[0], len(fast[0]))
+    return _item_carefully(obj)
+
+
+def _item_carefully(obj: Any) -> BatchItem:
     try:
         data = encode_record(obj)
     except ContractError as error:
@@ -198,18 +209,23 @@ def plan_append(
     end_offset: int,
     next_line: int,
     load_committed: Callable[[EntryMeta], dict[str, Any]],
+    load_committed_bytes: Callable[[EntryMeta], bytes] | None = None,
 ) -> AppendPlan:
     """Decide what a batch writes, in batch order, against the committed session in ``builder``.
 
     ``end_offset`` is the committed file size and ``next_line`` the line the first new record
-    would occupy. ``builder`` is advanced with each accepted record (so later records of the
-    batch may reference earlier ones) and then describes the file as it will be once
-    ``plan.data`` is written: the caller keeps it only if that write is fsynced.
+    would occupy. ``load_committed_bytes``, when given, reads a committed record's bytes: a
+    retry whose bytes are the committed ones is identical without parsing or comparing values
+    (APP-12; other bytes are still compared as values, APP-13). ``builder`` is advanced with
+    each accepted record (so later records of the batch may reference earlier ones) and then
+    describes the file as it will be once ``plan.data`` is written: the caller keeps it only if
+    that write is fsynced.
     """
     refusal = _refuse_whole_batch(items, leaf, next_line)
     if refusal is not None:
         return AppendPlan(b"", (), (), error=refusal)
-    batch = _Batch(builder, load_committed, line=next_line, offset=end_offset)
+    batch = _Batch(builder, load_committed, load_committed_bytes, line=next_line,
+                   offset=end_offset)
     for item in items:
         if not batch.take(item):
             break
@@ -261,12 +277,14 @@ class _Batch:
         self,
         builder: IndexBuilder,
         load_committed: Callable[[EntryMeta], dict[str, Any]],
+        load_committed_bytes: Callable[[EntryMeta], bytes] | None,
         *,
         line: int,
         offset: int,
     ) -> None:
         self.builder = builder
         self.load_committed = load_committed
+        self.load_committed_bytes = load_committed_bytes
         self.line = line
         self.offset = offset
         self.parts: list[bytes] = []
@@ -285,7 +303,7 @@ class _Batch:
         value = item.value
         entry_id = value.get("id")
         if isinstance(entry_id, str) and entry_id in self.builder:
-            return self.take_retry(entry_id, value)
+            return self.take_retry(entry_id, value, item.data)
         # APP-9: every read-phase rule, as if the record were the next line.
         found = self.builder.check_entry(value, line=self.line)
         if found:
@@ -302,16 +320,17 @@ class _Batch:
         self.offset += len(item.data)
         return True
 
-    def take_retry(self, entry_id: str, value: dict[str, Any]) -> bool:
+    def take_retry(self, entry_id: str, value: dict[str, Any], data: bytes) -> bool:
         """A record whose id is committed, or earlier in this batch."""
         earlier = self.in_batch.get(entry_id)
-        if earlier is None:
+        if earlier is not None:
+            identical = json_equal(earlier, value)
+        else:
             meta = self.builder.get(entry_id)
             assert meta is not None
-            earlier_value = self.load_committed(meta)
-        else:
-            earlier_value = earlier
-        if not json_equal(earlier_value, value):
+            identical = self.same_bytes_committed(meta, data) or json_equal(
+                self.load_committed(meta), value)
+        if not identical:
             # APP-13: the same id with other content is never written.
             self.error = _refuse(
                 Code.APPEND_ID_CONFLICT, self.line,
@@ -324,3 +343,11 @@ class _Batch:
             self.present_in_batch.append(entry_id)
         self.last_id = entry_id
         return True
+
+    def same_bytes_committed(self, meta: EntryMeta, data: bytes) -> bool:
+        """APP-12 by bytes: the committed record is these very bytes (LF aside), so its value
+        is this record's value (one parse of the same bytes). A difference proves nothing
+        (member order, number spelling): then the values are compared."""
+        if self.load_committed_bytes is None or meta.length != len(data) - 1:
+            return False
+        return self.load_committed_bytes(meta) == data[:-1]
