@@ -89,6 +89,22 @@ def test_the_bench_times_every_workload_through_the_reference_adapter(
     assert len(info["results"][0]["extra"]["peakRssKiB"]) == 2
 
 
+def test_each_figure_carries_its_round_trips_measured_beside_it(
+    reference_run: dict[str, Any],
+) -> None:
+    # Issue 27: the protocol's share of every figure, per repetition, and in the Markdown cell.
+    workloads = {w["key"]: w["results"][0] for w in reference_run["report"]["workloads"]}
+    for key, result in workloads.items():
+        extra = result["extra"]
+        assert len(extra["requestsPerUnit"]) == 2 and len(extra["roundTripSeconds"]) == 2, key
+        assert all(trip > 0 for trip in extra["roundTripSeconds"]), key
+    assert workloads["append-single"]["extra"]["requestsPerUnit"] == pytest.approx([1, 1])
+    assert workloads["append-batch"]["extra"]["requestsPerUnit"] == pytest.approx([1, 1])
+    # One second of audio: captureStart, ten 100 ms writes, captureFinish.
+    assert workloads["capture"]["extra"]["requestsPerUnit"] == pytest.approx([12, 12])
+    assert reference_run["markdown"].count("; round trips 1 of ") >= 4
+
+
 def test_the_bench_report_fits_its_schema_and_the_schema_can_refuse(
     reference_run: dict[str, Any],
 ) -> None:

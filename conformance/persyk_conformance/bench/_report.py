@@ -11,6 +11,7 @@ it also got slower by more than the threshold, median against median, or when it
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -63,10 +64,22 @@ def _cell(result: dict[str, Any]) -> str:
     text = _seconds(result["median"])
     if ratio:
         text += f", **{ratio['median']:.2f}x** ({ratio['min']:.2f}-{ratio['max']:.2f})"
-    peaks = result.get("extra", {}).get("peakRssKiB")
+    extra = result.get("extra", {})
+    peaks = extra.get("peakRssKiB")
     if peaks:
         text += f", peak RSS {max(peaks) / 1024:.1f} MiB"
-    return text
+    return text + _protocol_share(result["median"], extra)
+
+
+def _protocol_share(median: float, extra: dict[str, Any]) -> str:
+    """Requests per unit times the no-op round trip measured beside the repetitions (medians):
+    the part of the figure any adapter of this protocol pays before doing any work."""
+    requests, trips = extra.get("requestsPerUnit"), extra.get("roundTripSeconds")
+    if not requests or not trips or median <= 0:
+        return ""
+    count, trip = statistics.median(requests), statistics.median(trips)
+    share = count * trip / median
+    return f"; round trips {count:.3g} of {_seconds(trip)}: {share:.0%}"
 
 
 def not_publishable(report: dict[str, Any]) -> list[str]:
@@ -98,7 +111,8 @@ def _header(report: dict[str, Any]) -> list[str]:
         "Each cell: the median time per unit, its ratio to the floor measured in the same run "
         "(median, and min-max of the repetitions), for the info workload the adapter's peak RSS. "
         "Round trip: the median time of the cheapest request (validate of a missing path), "
-        "which every figure includes.",
+        "which every figure includes; after each cell, the requests one unit took times that "
+        "round trip measured again after each repetition, and its share of the median.",
         "",
         "| implementation | version | language | capabilities | round trip | command |",
         "|---|---|---|---|---|---|",

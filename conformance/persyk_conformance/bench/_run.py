@@ -47,6 +47,7 @@ __all__ = ["BENCH_FORMAT", "SCALING", "WORKLOADS", "BenchConfig", "run_bench", "
 
 BENCH_FORMAT = 1  # the version of bench-report.schema.json's shape
 ROUND_TRIPS = 50
+ROUND_TRIPS_BESIDE = 10  # after each timed repetition, beside its figure
 WORKLOADS: tuple[type[Workload], ...] = (
     ValidateShort, ValidateEvents, ContextBranched, InfoAudio, AppendSingle, AppendBatch,
     RetrySmall, RetryLarge, RecoverTorn, PagedWalk, SearchRepository, Capture,
@@ -193,11 +194,13 @@ def _start_all(impls: list[_Impl], timeout: float) -> None:
             impl.round_trip = _round_trip(impl.adapter, timeout)
 
 
-def _round_trip(adapter: SubprocessAdapter, timeout: float) -> float | None:
+def _round_trip(
+    adapter: SubprocessAdapter, timeout: float, count: int = ROUND_TRIPS
+) -> float | None:
     """The median round trip of the cheapest request there is (validate a path that does not
     exist: PATH_NOT_FOUND): how much of a small operation's time is the protocol itself."""
     times = []
-    for _ in range(ROUND_TRIPS):
+    for _ in range(count):
         try:
             adapter.run("validate", {"session": "/nonexistent/persyk-bench"}, min(timeout, 10.0))
         except (AdapterCrashed, AdapterTimedOut, ProtocolViolation):
@@ -205,6 +208,21 @@ def _round_trip(adapter: SubprocessAdapter, timeout: float) -> float | None:
             return None
         times.append(adapter.last_round_trip)
     return statistics.median(times)
+
+
+def _round_trips_beside(
+    call: Call, seconds: float, impl: _Impl, timeout: float
+) -> dict[str, Any]:
+    """The protocol's share of one repetition (issue 27): how many requests one unit took, and
+    the no-op round trip measured right after it (the load of the moment, not the start's)."""
+    if call.elapsed <= 0 or seconds <= 0:
+        return {}
+    figures: dict[str, Any] = {"requestsPerUnit": call.calls * seconds / call.elapsed}
+    if "read" in impl.capabilities:
+        trip = _round_trip(impl.adapter, timeout, ROUND_TRIPS_BESIDE)
+        if trip is not None:
+            figures["roundTripSeconds"] = trip
+    return figures
 
 
 def _impl_json(impl: _Impl) -> dict[str, Any]:
@@ -261,7 +279,10 @@ def _repetition(
         if probe is not None:
             workload.probe(Call(adapter, timeout), one.state, probe)
             return
-        seconds, extra = workload.measure(Call(adapter, timeout), one.state)
+        call = Call(adapter, timeout)
+        seconds, extra = workload.measure(call, one.state)
+        if record:
+            extra = {**extra, **_round_trips_beside(call, seconds, one.impl, timeout)}
     except Invalid as exc:
         one.outcome, one.detail = "invalid", str(exc)
     except NotSupported as exc:
