@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -54,6 +55,29 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_operations_table_has_the_read_operations() -> None:
     assert {"validate", "context", "info"} <= set(OPERATIONS)
+
+
+def test_an_operation_is_resolved_once_and_a_replacement_still_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 27: the dispatch table imports an operation's module on its first lookup only.
+    OPERATIONS["info"]
+    imports: list[str] = []
+    real = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module",
+                        lambda name, package=None: imports.append(name) or real(name, package))
+    first = OPERATIONS["info"]
+    assert OPERATIONS["info"] is first and imports == []
+
+    def replacement(args: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    OPERATIONS["info"] = replacement
+    try:
+        assert OPERATIONS["info"] is replacement
+    finally:
+        del OPERATIONS["info"]
+    assert OPERATIONS["info"] is first
 
 
 # --- validate ------------------------------------------------------------------------------------
