@@ -33,8 +33,10 @@ ELSEWHERE = ("python3 -m venv .venv && .venv/bin/pip install . &&",
 # (what a line contains, why it is not run as written). Each reason names what does run.
 SKIPS: tuple[tuple[str, str], ...] = (
     ("my-adapter.js", "needs the reader's own adapter; its command is checked with --help"),
-    ("/path/to/this/checkout", "an install from the reader's checkout; .ci/run installs the "
-                               "same way in a fresh venv"),
+    ("/path/to/this/checkout", "an install from the reader's checkout; "
+                               "tests/test_install_lines.py runs it in a fresh venv"),
+    ("dist/persyk_session_conformance-", "an install of a built wheel; "
+                                         "tests/test_install_lines.py runs it in a fresh venv"),
     ("pip install '.[site]'", "an install; the test extra already holds jinja2"),
     ("benchmarks", "a benchmark (minutes); benchmarks never run in the test suite"),
     ("peers/pi/adapter.mjs", "needs `npm ci` in peers/pi; tests/test_pi_peer.py runs pi"),

@@ -62,6 +62,10 @@ PINS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("release", "--verify", "/nonexistent/persyk-contract.tar.gz"): (
         BENCH, FUZZ, HARNESS, f"{ADAPTERS}._subprocess", f"{ADAPTERS}._in_process", RUN,
         HYPOTHESIS, *NEVER),
+    # --packages runs pip and the build backend in processes of their own.
+    ("release", "--packages", "--source", "/nonexistent"): (
+        BENCH, FUZZ, HARNESS, f"{ADAPTERS}._subprocess", f"{ADAPTERS}._in_process", RUN,
+        HYPOTHESIS, *NEVER),
     # The bench's sandbox (run/_workspace.py) confines paths with cases/_steps.py, a few lines
     # of pure code; the case machinery (loading, matching, the sanity check) stays out.
     ("bench", "--help"): (FUZZ, GATE, HARNESS, *CASE_MACHINERY, REPORTS, HYPOTHESIS, JSONSCHEMA,

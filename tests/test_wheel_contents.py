@@ -69,11 +69,9 @@ def missing_from(wheel_names: set[str], root: Path = ROOT) -> list[str]:
     return sorted(set(expected_files(SETUPTOOLS, root)) - wheel_names)
 
 
-def build_wheel(checkout: Path, out: Path, pyproject: str | None = None) -> set[str]:
-    """Copy what the build reads into ``checkout`` (with ``pyproject`` instead of the real one,
-    when given), build the wheel into ``out`` with pip, and return the names it holds."""
+def copy_build_inputs(checkout: Path) -> Path:
+    """Copy what the build reads into ``checkout`` (the cases linked); return it."""
     checkout.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
     for name in SOURCES:
         source = ROOT / name
         if name in LINKED:
@@ -82,6 +80,14 @@ def build_wheel(checkout: Path, out: Path, pyproject: str | None = None) -> set[
             shutil.copytree(source, checkout / name, ignore=SKIP)
         else:
             shutil.copy2(source, checkout / name)
+    return checkout
+
+
+def build_wheel(checkout: Path, out: Path, pyproject: str | None = None) -> set[str]:
+    """Copy what the build reads into ``checkout`` (with ``pyproject`` instead of the real one,
+    when given), build the wheel into ``out`` with pip, and return the names it holds."""
+    copy_build_inputs(checkout)
+    out.mkdir(parents=True, exist_ok=True)
     if pyproject is not None:
         (checkout / "pyproject.toml").write_text(pyproject, "utf-8")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out),

@@ -98,6 +98,13 @@ def cmd_release(args: argparse.Namespace) -> Verdict:
             version = verify_release(args.verify)
             print(f"{args.verify}: contract {version}, every file matches MANIFEST.json")
             return Verdict.CLEAN
+        if args.packages:
+            from ..gate._packages import build_packages  # pip and the backend, only here
+
+            built = build_packages(args.source, args.out)
+            for path in (built.contract, built.sdist, built.wheel, built.buildinfo, built.sums):
+                print(path)
+            return Verdict.CLEAN
         archive = build_release(args.source, args.out)
     except ArchiveUnreadable as exc:  # a missing or unreadable file: the caller's, exit 2
         raise UsageProblem(str(exc), command="release") from None
@@ -147,14 +154,20 @@ def _add_release(sub: SubParsers, command: Command) -> None:
         help=command.help,
         description="Pack the contract of a checkout (cases, schemas, rules, codes, spec, the "
         "Python reference) into a reproducible persyk-contract-X.Y.Z.tar.gz with a SHA-256 "
-        "manifest, or verify such an archive.",
+        "manifest, or verify such an archive. With --packages, also the suite's sdist and "
+        "the wheel built from it, BUILDINFO.json and SHA256SUMS, in the same folder and as "
+        "reproducibly (SOURCE_DATE_EPOCH: the environment's, else the last commit's date).",
     )
     release.add_argument("--source", type=Path, default=Path("."), metavar="DIR",
                          help="the checkout to pack (default: .)")
     release.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
                          help="where to write the archive (default: dist)")
-    release.add_argument("--verify", type=Path, metavar="ARCHIVE",
-                         help="verify this archive instead of building one")
+    what = release.add_mutually_exclusive_group()
+    what.add_argument("--verify", type=Path, metavar="ARCHIVE",
+                      help="verify this archive instead of building one")
+    what.add_argument("--packages", action="store_true",
+                      help="also build the suite's sdist and wheel (pip installs the build "
+                      "backend from the configured index)")
     release.set_defaults(run=cmd_release)
 
 
