@@ -12,6 +12,7 @@ import platform
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -223,37 +224,51 @@ def _run_selected(
     config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
     progress: ProgressLine | None, results: list[CaseResult],
 ) -> str | None:
-    """The plan on ``config.jobs`` lanes (cli/_run_jobs.py), or one item after the other."""
-    if not _parallel(config, plan, runner):
+    """The plan on ``config.jobs`` lanes (cli/_run_jobs.py), or one item after the other.
+
+    An in-process adapter cannot be duplicated (its step deadline is the main thread's alarm,
+    its file size limit the process's): it runs serially. A parallel run first runs its first
+    case alone, as the serial run does, so that the hello comes from the same start; if that
+    start failed, the rest runs serially too, and its failures read exactly as a serial run's.
+    """
+    if config.jobs <= 1 or config.in_process or plan.total <= 1:
         return _run_all(config, sandbox, runner, expected, plan, progress, results)
     lanes = Lanes(runner, lambda where: _adapter(config, where)[0], config.format_profile,
                   config.jobs)
+    if plan.cases:
+        first = plan.cases[0]
+        result = runner.run_case(first).with_expectation(expected.get(first.case.id))
+        runner.results.append(result)
+        results.append(result)
+        if progress is not None:
+            progress(1, plan.total, result)
+        if runner.gave_up is not None or not _greeted(runner.adapter):
+            return _run_all(config, sandbox, runner, expected, plan, progress, results, done=1)
+    else:
+        try:  # only harness checks: greet the adapter anyway, as _run_all does
+            runner.start()
+        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
+            runner.gave_up = lanes.gave_up = f"the adapter did not start: {exc}"
     settings = JobSettings(config.timeout, config.crash_moments, config.powerloss_states)
     return run_in_parallel(lanes, plan.cases, plan.write_checks, expected, settings, progress,
                            results)
 
 
-def _parallel(config: RunConfig, plan: Plan, runner: Runner) -> bool:
-    """Whether this run goes on several lanes: -j above 1, more than one item, an adapter that
-    can be duplicated (an in-process one cannot: its step deadline is the main thread's alarm,
-    its file size limit the process's), and a first adapter that starts. An adapter that does
-    not start runs serially, so that its failures read exactly as a serial run's."""
-    if config.jobs <= 1 or config.in_process or plan.total <= 1:
-        return False
+def _greeted(adapter: Adapter) -> bool:
     try:
-        runner.start()
-    except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation):
-        runner.adapter.kill()
+        adapter.hello  # noqa: B018  (raises RuntimeError before a handshake)
+    except RuntimeError:
         return False
     return True
 
 
 def _run_all(
     config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
-    progress: ProgressLine | None, results: list[CaseResult],
+    progress: ProgressLine | None, results: list[CaseResult], done: int = 0,
 ) -> str | None:
     """The cases, then the write harness, each result into ``results`` as it comes (so that a
-    run that fails half-way still has them); returns why the run stopped early, if it did."""
+    run that fails half-way still has them); returns why the run stopped early, if it did.
+    ``done``: the first cases of the plan ran already (their results are in ``results``)."""
     try:
         if not plan.cases and plan.write_checks:
             # Only harness checks: greet the adapter anyway, so that the report names the
@@ -263,9 +278,10 @@ def _run_all(
             except (AdapterCrashed, AdapterTimedOut, ProtocolViolation,
                     StrictModeViolation) as exc:
                 runner.gave_up = f"the adapter did not start: {exc}"
-        runner.run(plan.cases, expected, progress)
+        runner.run(plan.cases[done:], expected,
+                   progress if not done or progress is None else _shifted(progress, done))
     finally:
-        results += runner.results
+        results += runner.results[done:]
         runner.close()
     try:
         results += _run_write_harness(config, sandbox, runner.adapter, expected, plan, progress,
@@ -274,6 +290,10 @@ def _run_all(
         if progress is not None:
             progress.clear()
     return None if runner.gave_up is None else f"gave up on the adapter: {runner.gave_up}"
+
+
+def _shifted(progress: ProgressLine, done: int) -> Callable[[int, int, CaseResult], None]:
+    return lambda index, total, result: progress(index + done, total, result)
 
 
 def _run_write_harness(

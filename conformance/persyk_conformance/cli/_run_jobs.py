@@ -75,6 +75,7 @@ class Lanes:
         if self.gave_up is not None and runner.gave_up is None:
             runner.gave_up = self.gave_up
         result = runner.run_case(planned).with_expectation(expected)
+        runner.results.append(result)  # as Runner.run keeps them
         if runner.gave_up is not None and self.gave_up is None:
             self.gave_up = runner.gave_up
         return result
@@ -106,10 +107,12 @@ def run_in_parallel(
     lanes: Lanes, cases: list[Planned], checks: list[HarnessCheck], expected: Mapping[str, str],
     settings: JobSettings, progress: ProgressLine | None, results: list[CaseResult],
 ) -> str | None:
-    """Every case and check on ``lanes.count`` lanes, each result into ``results`` in plan
-    order as soon as those before it are in; returns why the run stopped early, if it did.
-    ``lanes.first`` has been started (its hello is the run's)."""
-    capabilities = lanes.first.adapter.hello.capabilities
+    """Every case and check past those ``results`` holds already on ``lanes.count`` lanes, each
+    result into ``results`` in plan order as soon as those before it are in; returns why the
+    run stopped early, if it did. ``lanes.first`` has been started (its hello is the run's)
+    unless ``lanes.gave_up`` says why not."""
+    capabilities = (frozenset() if lanes.gave_up is not None
+                    else lanes.first.adapter.hello.capabilities)
     total = len(cases) + len(checks)
 
     def work(lane: int, job: Job) -> CaseResult:
@@ -130,7 +133,7 @@ def run_in_parallel(
             progress.running(index + 1, check.id, check.title)  # as the serial run says it
 
     try:
-        run_jobs(plan_jobs(cases, checks), lanes.count, work, deliver, reached)
+        run_jobs(plan_jobs(cases, checks)[len(results):], lanes.count, work, deliver, reached)
     finally:
         try:
             lanes.close()

@@ -122,12 +122,12 @@ class InOrder(Generic[R]):
     line's "running"), ``deliver(index, result)`` then gets each result in order."""
 
     def __init__(self, size: int, deliver: Callable[[int, R], None],
-                 reached: Callable[[int], None] | None = None) -> None:
+                 reached: Callable[[int], None] | None = None, first: int = 0) -> None:
         self._size = size
         self._deliver = deliver
         self._reached = reached
         self._waiting: dict[int, R] = {}
-        self._next = 0
+        self._next = first  # the results before it were handed on already
         self._announced = -1
 
     @property
@@ -160,24 +160,23 @@ def run_jobs(
     reached: Callable[[int], None] | None = None,
 ) -> None:
     """Run ``work(lane, job)`` for every job on ``lanes`` threads (a lane is 0..lanes-1, so a
-    caller can keep one adapter per lane); results go to ``deliver`` in plan order.
+    caller can keep one adapter per lane); results go to ``deliver`` in plan order. The jobs'
+    indexes are consecutive; they may start past 0 (the first jobs of the plan ran already).
 
     The first exception of a job stops the run: nothing more starts, what runs finishes, and
     the exception is raised here; so is a KeyboardInterrupt of the waiting thread.
     """
     board = Board(start_order(jobs))
     changed = threading.Condition()
-    ordered: InOrder[R] = InOrder(len(jobs), deliver, reached)
+    first = min((job.index for job in jobs), default=0)
+    ordered: InOrder[R] = InOrder(first + len(jobs), deliver, reached, first)
     failures: list[BaseException] = []
-    plan_size = len(jobs)
 
     def lane_loop(lane: int) -> None:
         while True:
             with changed:
-                job = board.take()
-                while job is None and not board.empty:
+                while (job := board.take()) is None and not board.empty:
                     changed.wait()
-                    job = board.take()
                 if job is None:
                     return
             try:
@@ -197,7 +196,7 @@ def run_jobs(
     with changed:
         ordered.begin()
     threads = [threading.Thread(target=lane_loop, args=(lane,), name=f"persyk-lane-{lane}",
-                                daemon=True) for lane in range(max(1, min(lanes, plan_size)))]
+                                daemon=True) for lane in range(max(1, min(lanes, len(jobs))))]
     for thread in threads:
         thread.start()
     try:
