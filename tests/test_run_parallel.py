@@ -228,3 +228,17 @@ def test_run_takes_its_jobs_from_the_option_or_the_cpus(
     with pytest.raises(SystemExit):
         main(["run", "--only", "G-001", *argv])
     assert [c.jobs for c in configs] == [jobs]
+
+
+@pytest.mark.parametrize(("argv", "note"), [(("-j", "2"), True), ((), False)],
+                         ids=["explicit-j", "default-j"])
+def test_in_process_runs_serially_and_says_so_when_asked_for_more(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    argv: tuple[str, ...], note: bool,
+) -> None:
+    monkeypatch.setattr(run_command, "default_jobs", lambda: 2)
+    lanes_made: list[object] = []
+    monkeypatch.setattr(run_command, "Lanes", lambda *a, **k: lanes_made.append(a))
+    status = main(["run", "--in-process", "--no-harness", "--only", "R-001,R-002", "-q", *argv])
+    assert status == 0 and lanes_made == []
+    assert ("--in-process runs serially (-j 2 ignored)" in capsys.readouterr().err) is note
