@@ -284,21 +284,23 @@ def test_runner_failure_in_one_case_costs_that_case_only(
         "the runner failed on this case: RecursionError: maximum recursion depth exceeded")
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
 def test_runner_failure_of_the_run_still_writes_every_report(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], jobs: str,
 ) -> None:
     run_case = _runner.Runner.run_case
 
     def failing(self: _runner.Runner, planned: _runner.Planned) -> object:
-        if self.results:
+        # Every case after the first: with -j 2 too, the report ends where the fault is.
+        if planned.case.id != "G-001":
             raise MemoryError("the runner ran out of memory")
         return run_case(self, planned)
 
     monkeypatch.setattr(_runner.Runner, "run_case", failing)
     report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
     status = main(["run", "--fixtures", str(tree), "--impl", fake("accept_everything"),
-                   "--report", str(report), "--junit", str(junit)])
+                   "--report", str(report), "--junit", str(junit), "-j", jobs])
     assert status == 1
     written = json.loads(report.read_text())
     assert [c["id"] for c in written["cases"]] == ["G-001"]

@@ -6,6 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from fakes.casetree import fake, write_cases
@@ -129,3 +130,36 @@ def test_power_loss_checks_are_items_with_their_own_state_budget(
         result.assert_outcomes(skipped=1, deselected=4 + 8 + 18)
     else:
         result.assert_outcomes(passed=1, deselected=4 + 8 + 18)
+
+
+def _outcomes(junit: Path) -> dict[str, str]:
+    """Each item's outcome (passed, failure, skipped, xfail) from pytest's JUnit XML."""
+    found = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        children = [child for child in case if child.tag in ("failure", "error", "skipped")]
+        outcome = children[0].tag if children else "passed"
+        if outcome == "skipped" and children[0].get("type") == "pytest.xfail":
+            outcome = "xfail"
+        found[case.get("name", "")] = outcome
+    return found
+
+
+def test_plugin_under_xdist_gives_each_case_the_outcome_it_has_without(
+    pytester: pytest.Pytester, tree: Path, tmp_path: Path
+) -> None:
+    """pytest-xdist ``-n 2``: each worker collects the same items and runs its share on its own
+    adapter and sandbox; the outcomes are those of ``-n 0`` (passes, failures, xfails, skips)."""
+    xfails = tmp_path / "xfail.txt"
+    xfails.write_text("R-002: accepts everything\n")
+    common = ("-p", "no:cacheprovider", "--persyk-impl", fake("accept_everything"),
+              "--persyk-fixtures", str(tree), "--persyk-expected-failures", str(xfails),
+              "--persyk-timeout", "5", "-k", "G- or R- or H-001 or H-002 or H-103")
+    serial = pytester.runpytest_subprocess(*common, "-n", "0", f"--junitxml={tmp_path / 's.xml'}")
+    parallel = pytester.runpytest_subprocess(*common, "-n", "2",
+                                             f"--junitxml={tmp_path / 'p.xml'}")
+    assert "2 workers" in parallel.stdout.str()
+    outcomes = _outcomes(tmp_path / "s.xml")
+    assert set(outcomes.values()) == {"passed", "failure", "skipped", "xfail"}, outcomes
+    assert len(outcomes) == 7
+    assert _outcomes(tmp_path / "p.xml") == outcomes
+    assert parallel.ret == serial.ret == pytest.ExitCode.TESTS_FAILED

@@ -8,6 +8,12 @@ run`` does. Outcomes map onto pytest's: pass ->
 passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
 reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
 ``--persyk-impl`` the plugin adds nothing, so it never disturbs another project's test run.
+
+Under pytest-xdist (``-n 2``, ``-n auto``) each worker collects the same items, in the same
+order, and runs its share on an adapter process and sandbox of its own (tests/
+test_runner_plugin.py compares the outcomes with ``-n 0``). xdist does not keep apart the
+cases that must run alone, as ``run -j N`` does (run/_parallel.py, Rule 2): on a loaded machine
+a lock wait or a race check may see other work beside it.
 """
 
 from __future__ import annotations

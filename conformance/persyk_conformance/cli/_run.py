@@ -12,6 +12,7 @@ import platform
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,12 +43,14 @@ from ..run._outcomes import (
     RunRecord,
     load_expected_failures,
 )
+from ..run._parallel import default_jobs
 from ..run._progress import ProgressLine, progress_line
 from ..run._runner import Planned, Runner, RunOptions, plan_fixture
 from ..run._shards import Shard, expected_cost, partition
 from ..run._workspace import Sandbox
 from ._args import SELECTOR_HELP, positive_int, positive_number, profile_option, selector_options
 from ._commands import REFERENCE_ADAPTER, Command, SubParsers
+from ._run_jobs import JobSettings, Lanes, run_in_parallel
 from ._status import UsageProblem, Verdict
 
 __all__ = ["Plan", "RunConfig", "cmd_run", "execute", "plan_cases", "register"]
@@ -69,6 +72,9 @@ class RunConfig:
     crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
     powerloss_states: int = DEFAULT_STATES  # crash states per crash point (H-2xx, DH-1xx)
     shard: Shard | None = None  # run only this part of the selection (run/_shards.py)
+    # Adapter processes at once (run/_parallel.py); 1 is the serial run. The CLI's default is
+    # the CPUs this process may use; the library's stays serial for the scripts that call it.
+    jobs: int = 1
 
     @property
     def format_profile(self) -> Profile:
@@ -181,7 +187,7 @@ def execute(
         began = time.perf_counter()
         results: list[CaseResult] = []
         try:
-            aborted = _run_all(config, sandbox, runner, expected, plan, progress, results)
+            aborted = _run_selected(config, sandbox, runner, expected, plan, progress, results)
         except KeyboardInterrupt:
             aborted = "interrupted"
         except Exception as exc:  # a fault of the runner: report what the run has
@@ -214,12 +220,55 @@ def execute(
         sandbox.remove()
 
 
-def _run_all(
+def _run_selected(
     config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
     progress: ProgressLine | None, results: list[CaseResult],
 ) -> str | None:
+    """The plan on ``config.jobs`` lanes (cli/_run_jobs.py), or one item after the other.
+
+    An in-process adapter cannot be duplicated (its step deadline is the main thread's alarm,
+    its file size limit the process's): it runs serially. A parallel run first runs its first
+    case alone, as the serial run does, so that the hello comes from the same start; if that
+    start failed, the rest runs serially too, and its failures read exactly as a serial run's.
+    """
+    if config.jobs <= 1 or config.in_process or plan.total <= 1:
+        return _run_all(config, sandbox, runner, expected, plan, progress, results)
+    lanes = Lanes(runner, lambda where: _adapter(config, where)[0], config.format_profile,
+                  config.jobs)
+    if plan.cases:
+        first = plan.cases[0]
+        result = runner.run_case(first).with_expectation(expected.get(first.case.id))
+        runner.results.append(result)
+        results.append(result)
+        if progress is not None:
+            progress(1, plan.total, result)
+        if runner.gave_up is not None or not _greeted(runner.adapter):
+            return _run_all(config, sandbox, runner, expected, plan, progress, results, done=1)
+    else:
+        try:  # only harness checks: greet the adapter anyway, as _run_all does
+            runner.start()
+        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
+            runner.gave_up = lanes.gave_up = f"the adapter did not start: {exc}"
+    settings = JobSettings(config.timeout, config.crash_moments, config.powerloss_states)
+    return run_in_parallel(lanes, plan.cases, plan.write_checks, expected, settings, progress,
+                           results)
+
+
+def _greeted(adapter: Adapter) -> bool:
+    try:
+        adapter.hello  # noqa: B018  (raises RuntimeError before a handshake)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run_all(
+    config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
+    progress: ProgressLine | None, results: list[CaseResult], done: int = 0,
+) -> str | None:
     """The cases, then the write harness, each result into ``results`` as it comes (so that a
-    run that fails half-way still has them); returns why the run stopped early, if it did."""
+    run that fails half-way still has them); returns why the run stopped early, if it did.
+    ``done``: the first cases of the plan ran already (their results are in ``results``)."""
     try:
         if not plan.cases and plan.write_checks:
             # Only harness checks: greet the adapter anyway, so that the report names the
@@ -229,9 +278,10 @@ def _run_all(
             except (AdapterCrashed, AdapterTimedOut, ProtocolViolation,
                     StrictModeViolation) as exc:
                 runner.gave_up = f"the adapter did not start: {exc}"
-        runner.run(plan.cases, expected, progress)
+        runner.run(plan.cases[done:], expected,
+                   progress if not done or progress is None else _shifted(progress, done))
     finally:
-        results += runner.results
+        results += runner.results[done:]
         runner.close()
     try:
         results += _run_write_harness(config, sandbox, runner.adapter, expected, plan, progress,
@@ -240,6 +290,10 @@ def _run_all(
         if progress is not None:
             progress.clear()
     return None if runner.gave_up is None else f"gave up on the adapter: {runner.gave_up}"
+
+
+def _shifted(progress: ProgressLine, done: int) -> Callable[[int, int, CaseResult], None]:
+    return lambda index, total, result: progress(index + done, total, result)
 
 
 def _run_write_harness(
@@ -309,7 +363,11 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         crash_moments=args.crash_moments,
         powerloss_states=args.powerloss_states,
         shard=args.shard,
+        jobs=default_jobs() if args.jobs is None else args.jobs,
     )
+    if args.in_process and config.jobs > 1 and args.jobs is not None:
+        print(f"persyk-conformance: --in-process runs serially (-j {config.jobs} ignored): the "
+              "in-process adapter cannot be duplicated", file=sys.stderr)
     # On a terminal only, and independent of -q (which shapes stdout): --no-progress silences it.
     progress = sys.stderr if sys.stderr.isatty() and not args.no_progress else None
     record = execute(config, progress)
@@ -380,6 +438,10 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="run only part K of N of the selection, balanced by expected cost "
                           "(the same parts on every machine); join the reports with "
                           "`persyk-conformance merge`")
+    run.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
+                     help="adapter processes at once; harness checks count against N, those "
+                          "that must run alone do (default: the CPUs this process may use; 1: "
+                          "one case after the other). Reports are the same whatever N")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")

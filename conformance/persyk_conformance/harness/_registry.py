@@ -62,6 +62,9 @@ class HarnessCheck:
     profile: str  # the format profile whose runs include it ("v1", "dsh-v0")
     run: Run
     level: str = "MUST"
+    # Runs alone under ``run -j N`` (run/_parallel.py, Rule 2): its verdict depends on timing
+    # (processes racing, waits with deadlines), which other work on the machine would skew.
+    exclusive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +94,7 @@ HARNESS_CHECKS: tuple[HarnessCheck, ...] = (
                  ("read", "append", "recover"), _V1, _timed(_write.torn_tails)),
     HarnessCheck("H-102", "four concurrent writers: nothing lost, duplicated or interleaved",
                  ("APP-5", "APP-10", "APP-11", "APP-15", "APP-17"), ("read", "append"), _V1,
-                 _timed(_write.concurrent_writers)),
+                 _timed(_write.concurrent_writers), exclusive=True),
     HarnessCheck("H-103", "following nextCursor covers every entry once, in order",
                  ("CTX-24",), ("read", "paged-read"), _V1, _timed(_write.cursor_walk)),
     HarnessCheck("H-104", "recovery killed at every system call, then run again, finishes "
@@ -107,7 +110,8 @@ HARNESS_CHECKS: tuple[HarnessCheck, ...] = (
     HarnessCheck("H-152", "a live capture, an append and a recovery in three processes: asset "
                  "lock first, no deadlock, recovery refused",
                  ("CAP-2", "CAP-3", "CAP-4", "CAP-19", "CAP-27", "CAP-29"),
-                 ("read", "append", "capture"), _V1, capture_against_append_and_recovery),
+                 ("read", "append", "capture"), _V1, capture_against_append_and_recovery,
+                 exclusive=True),
     HarnessCheck("H-153", "deletion killed in the middle, then retried: never partly removed "
                  "in place, out of discovery, nothing else touched",
                  ("CAP-9", "CAP-10", "CAP-29", "CAP-30"), ("read", "capture"), _V1,
@@ -119,7 +123,7 @@ HARNESS_CHECKS: tuple[HarnessCheck, ...] = (
                  _timed(_dsh.torn_at_every_byte)),
     HarnessCheck("DH-102", "two processes racing the first append of one id: one wins, the "
                  "other is refused, nothing is overwritten", ("DSH-18",), (), _DSH,
-                 _timed(_dsh.race)),
+                 _timed(_dsh.race), exclusive=True),
     *(HarnessCheck(p.id, p.title, p.rules, p.requires, _DSH, p.run)
       for p in _powerloss.POWERLOSS_CHECKS if p.id.startswith("DH-")),
 )

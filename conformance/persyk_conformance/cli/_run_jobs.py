@@ -1,0 +1,143 @@
+"""``run -j N`` (issue 26): the selected cases on N adapter processes at once, the harness checks
+beside them, the results in plan order (the scheduling rules are run/_parallel.py's).
+
+Each lane that runs fixture cases has its own sandbox, adapter process and Runner, so each case
+still gets its own workspace and its "nothing changed outside the workspace" check sees only
+its own lane. Each harness check gets a sandbox of its own, because it starts its own adapters.
+The first lane's adapter is started before anything else: its hello names the implementation
+in the report and tells the harness checks the capabilities, as the serial run's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .._profiles import Profile
+from ..adapters._interface import Adapter
+from ..harness._registry import HarnessCheck, harness_results
+from ..run._outcomes import CaseResult
+from ..run._parallel import Job, case_is_exclusive, run_jobs
+from ..run._progress import ProgressLine
+from ..run._runner import Planned, Runner, RunOptions
+from ..run._shards import expected_cost
+from ..run._workspace import Sandbox
+
+__all__ = ["Lanes", "plan_jobs", "run_in_parallel"]
+
+MakeAdapter = Callable[[Sandbox], Adapter]
+
+
+@dataclass(frozen=True, slots=True)
+class JobSettings:
+    """What a harness check needs of the run's configuration."""
+
+    timeout: float
+    moments: int
+    states: int
+
+
+def plan_jobs(cases: list[Planned], checks: list[HarnessCheck]) -> list[Job]:
+    """The plan as jobs: the cases, then the harness checks, each with its expected cost and
+    whether it must run alone."""
+    jobs = [Job(n, p.case.id, expected_cost(p.case.id, p.case.kind), case_is_exclusive(p.case))
+            for n, p in enumerate(cases)]
+    jobs += [Job(len(cases) + n, c.id, expected_cost(c.id, "write-harness"), c.exclusive)
+             for n, c in enumerate(checks)]
+    return jobs
+
+
+@dataclass(slots=True)
+class Lanes:
+    """One Runner per lane that runs fixture cases, made on first use; lane 0's is the run's."""
+
+    first: Runner
+    make_adapter: MakeAdapter
+    profile: Profile
+    count: int
+    runners: dict[int, Runner] = field(default_factory=dict)
+    sandboxes: list[Sandbox] = field(default_factory=list)
+    gave_up: str | None = None  # the first lane that gives up on the adapter speaks for all
+
+    def runner(self, lane: int) -> Runner:
+        if lane == 0:
+            return self.first
+        if lane not in self.runners:
+            sandbox = Sandbox.create()
+            self.sandboxes.append(sandbox)
+            self.runners[lane] = Runner(self.make_adapter(sandbox), sandbox,
+                                        RunOptions(timeout=self.first.options.timeout),
+                                        self.profile)
+        return self.runners[lane]
+
+    def run_case(self, lane: int, planned: Planned, expected: str | None) -> CaseResult:
+        runner = self.runner(lane)
+        if self.gave_up is not None and runner.gave_up is None:
+            runner.gave_up = self.gave_up
+        result = runner.run_case(planned).with_expectation(expected)
+        runner.results.append(result)  # as Runner.run keeps them
+        if runner.gave_up is not None and self.gave_up is None:
+            self.gave_up = runner.gave_up
+        return result
+
+    def close(self) -> None:
+        try:
+            for runner in (self.first, *self.runners.values()):
+                runner.close()
+        finally:
+            for sandbox in self.sandboxes:
+                sandbox.remove()
+
+
+def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],
+               capabilities: frozenset[str], settings: JobSettings) -> CaseResult:
+    sandbox = Sandbox.create()  # its own HOME, temp dir and confinement: it runs beside others
+    try:
+        (result,) = harness_results(
+            lambda: lanes.make_adapter(sandbox), sandbox.runner / "write-harness", [check.id],
+            expected, capabilities, timeout=settings.timeout, gave_up=lanes.gave_up,
+            moments=settings.moments, states=settings.states,
+        )
+    finally:
+        sandbox.remove()
+    return result
+
+
+def run_in_parallel(
+    lanes: Lanes, cases: list[Planned], checks: list[HarnessCheck], expected: Mapping[str, str],
+    settings: JobSettings, progress: ProgressLine | None, results: list[CaseResult],
+) -> str | None:
+    """Every case and check past those ``results`` holds already on ``lanes.count`` lanes, each
+    result into ``results`` in plan order as soon as those before it are in; returns why the
+    run stopped early, if it did. ``lanes.first`` has been started (its hello is the run's)
+    unless ``lanes.gave_up`` says why not."""
+    capabilities = (frozenset() if lanes.gave_up is not None
+                    else lanes.first.adapter.hello.capabilities)
+    total = len(cases) + len(checks)
+
+    def work(lane: int, job: Job) -> CaseResult:
+        if job.index < len(cases):
+            planned = cases[job.index]
+            return lanes.run_case(lane, planned, expected.get(planned.case.id))
+        return _run_check(checks[job.index - len(cases)], lanes, expected, capabilities,
+                          settings)
+
+    def deliver(index: int, result: CaseResult) -> None:
+        results.append(result)
+        if progress is not None:
+            progress(index + 1, total, result)
+
+    def reached(index: int) -> None:
+        if progress is not None and index >= len(cases):
+            check = checks[index - len(cases)]
+            progress.running(index + 1, check.id, check.title)  # as the serial run says it
+
+    try:
+        run_jobs(plan_jobs(cases, checks)[len(results):], lanes.count, work, deliver, reached)
+    finally:
+        try:
+            lanes.close()
+        finally:
+            if progress is not None:
+                progress.clear()
+    return None if lanes.gave_up is None else f"gave up on the adapter: {lanes.gave_up}"

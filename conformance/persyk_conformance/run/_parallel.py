@@ -1,0 +1,212 @@
+"""``run -j N``: the scheduling of a parallel run (issue 26), apart from what the jobs do.
+
+Rule 1: a run's results, progress and exit status are a serial run's. Jobs start in the order
+:func:`start_order` gives, but each result is handed on in plan order (:class:`InOrder`), so a
+report, a progress line and a verdict never depend on which job finished first.
+
+Rule 2: an exclusive job runs alone. It starts only when nothing else runs, and nothing starts
+while it runs (:class:`Board`). A fixture case is exclusive when a step waits on a clock or
+limits a resource (:func:`case_is_exclusive`); a harness check says so in its registry row.
+
+Rule 3: longest first. Exclusive jobs go first (they hold the whole machine, so they are
+cheapest before the long checks start), then the rest by expected cost, most expensive first
+(run/_shards.expected_cost), ties in plan order: a list schedule by longest processing time.
+
+:class:`Board` and :class:`InOrder` are plain state; :func:`run_jobs` is the edge that drives
+them from ``lanes`` threads. Threads are enough: the work is in the adapter processes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ..cases._load import Case
+
+__all__ = [
+    "EXCLUSIVE_ARGS",
+    "EXCLUSIVE_CONDITIONS",
+    "Board",
+    "InOrder",
+    "Job",
+    "case_is_exclusive",
+    "default_jobs",
+    "run_jobs",
+    "start_order",
+]
+
+R = TypeVar("R")
+
+# The step conditions (docs/fixtures.md, "Harness conditions") whose outcome depends on time
+# or on a resource of the machine: a held lock is waited for until a deadline (APP-5, APP-6,
+# CAP-19), a file size limit (RLIMIT_FSIZE) gives a real EFBIG. Each makes its case exclusive.
+EXCLUSIVE_CONDITIONS: frozenset[str] = frozenset({"holdLock", "fileSizeLimit"})
+# Step arguments that set a deadline inside the implementation (lockTimeout, APP-5).
+EXCLUSIVE_ARGS: frozenset[str] = frozenset({"lockTimeout"})
+
+
+def case_is_exclusive(case: Case) -> bool:
+    """Whether a fixture case must run alone: derived from its manifest, which is the only way
+    a case can hold a lock, limit a file size or set a deadline."""
+    return any(
+        EXCLUSIVE_CONDITIONS & (step.harness or {}).keys() or EXCLUSIVE_ARGS & step.args.keys()
+        for step in case.steps
+    )
+
+
+def default_jobs() -> int:
+    """The CPUs this process may use (its affinity mask), else the machine's, else 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One case or check of the plan: ``index`` is its place in plan order (0-based)."""
+
+    index: int
+    key: str
+    cost: float
+    exclusive: bool = False
+
+
+def start_order(jobs: Sequence[Job]) -> list[Job]:
+    """Rule 3: exclusive jobs first, then longest first; ties in plan order."""
+    return sorted(jobs, key=lambda job: (not job.exclusive, -job.cost, job.index))
+
+
+class Board:
+    """Which job may start now (Rule 2). Strictly in start order: a job waits for the one before
+    it to start, so an exclusive job is never overtaken and never starved."""
+
+    def __init__(self, order: Sequence[Job]) -> None:
+        self._pending = deque(order)
+        self._running = 0
+        self._exclusive_running = False
+
+    @property
+    def empty(self) -> bool:
+        return not self._pending
+
+    def take(self) -> Job | None:
+        """The next job, now started; None while it has to wait (or when none is left)."""
+        if not self._pending or self._exclusive_running:
+            return None
+        head = self._pending[0]
+        if head.exclusive and self._running:
+            return None
+        self._pending.popleft()
+        self._running += 1
+        self._exclusive_running = head.exclusive
+        return head
+
+    def done(self, job: Job) -> None:
+        self._running -= 1
+        if job.exclusive:
+            self._exclusive_running = False
+
+    def drop(self) -> None:
+        """Start nothing more (an interruption, a fault): what runs finishes."""
+        self._pending.clear()
+
+
+class InOrder(Generic[R]):
+    """Rule 1: results in, handed on in plan order. ``reached(index)`` is told when the plan
+    reaches a job whose result is not there yet or is about to be handed on (the progress
+    line's "running"), ``deliver(index, result)`` then gets each result in order."""
+
+    def __init__(self, size: int, deliver: Callable[[int, R], None],
+                 reached: Callable[[int], None] | None = None, first: int = 0) -> None:
+        self._size = size
+        self._deliver = deliver
+        self._reached = reached
+        self._waiting: dict[int, R] = {}
+        self._next = first  # the results before it were handed on already
+        self._announced = -1
+
+    @property
+    def handed_on(self) -> int:
+        return self._next
+
+    def begin(self) -> None:
+        """Before any result: the plan reaches its first job."""
+        self._announce()
+
+    def add(self, index: int, result: R) -> None:
+        self._waiting[index] = result
+        while self._next in self._waiting:
+            self._announce()
+            self._deliver(self._next, self._waiting.pop(self._next))
+            self._next += 1
+            self._announce()
+
+    def _announce(self) -> None:
+        if (self._reached is not None and self._announced < self._next < self._size):
+            self._announced = self._next
+            self._reached(self._next)
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    lanes: int,
+    work: Callable[[int, Job], R],
+    deliver: Callable[[int, R], None],
+    reached: Callable[[int], None] | None = None,
+) -> None:
+    """Run ``work(lane, job)`` for every job on ``lanes`` threads (a lane is 0..lanes-1, so a
+    caller can keep one adapter per lane); results go to ``deliver`` in plan order. The jobs'
+    indexes are consecutive; they may start past 0 (the first jobs of the plan ran already).
+
+    The first exception of a job stops the run: nothing more starts, what runs finishes, and
+    the exception is raised here; so is a KeyboardInterrupt of the waiting thread.
+    """
+    board = Board(start_order(jobs))
+    changed = threading.Condition()
+    first = min((job.index for job in jobs), default=0)
+    ordered: InOrder[R] = InOrder(first + len(jobs), deliver, reached, first)
+    failures: list[BaseException] = []
+
+    def lane_loop(lane: int) -> None:
+        while True:
+            with changed:
+                while (job := board.take()) is None and not board.empty:
+                    changed.wait()
+                if job is None:
+                    return
+            try:
+                result = work(lane, job)
+            except BaseException as exc:  # handed to the waiting thread, which raises it
+                with changed:
+                    failures.append(exc)
+                    board.drop()
+                    board.done(job)
+                    changed.notify_all()
+                return
+            with changed:
+                board.done(job)
+                ordered.add(job.index, result)
+                changed.notify_all()
+
+    with changed:
+        ordered.begin()
+    threads = [threading.Thread(target=lane_loop, args=(lane,), name=f"persyk-lane-{lane}",
+                                daemon=True) for lane in range(max(1, min(lanes, len(jobs))))]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # a timed join, so that Ctrl-C reaches this thread
+    except KeyboardInterrupt:
+        with changed:
+            board.drop()
+            changed.notify_all()
+        raise
+    if failures:
+        raise failures[0]

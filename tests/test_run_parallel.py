@@ -1,0 +1,244 @@
+"""``run -j N`` (issue 26, point 1): a parallel run reports exactly what a serial run reports (the
+same order, outcomes, progress and verdict; only timings differ), an exclusive case runs with
+nothing beside it, and -j defaults to the CPUs this process may use.
+
+Broken variants these tests catch: a scheduler that ignores exclusivity (``Board.take`` starting
+an exclusive job while others run) fails the two overlap tests; results handed on in
+completion order instead of plan order (``InOrder`` bypassed) fails the report and progress
+comparison, because the exclusive cases S-20x start first and so finish first.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from persyk_conformance.cli import _run as run_command
+from persyk_conformance.cli import main
+from persyk_conformance.cli._run import RunConfig, execute
+from persyk_conformance.harness._registry import check_named
+from persyk_conformance.reports._run import dumps_report, render_junit, render_markdown
+from persyk_conformance.run import _parallel
+from persyk_conformance.run._parallel import Board, InOrder, Job, default_jobs, run_jobs
+
+FAKES = Path(__file__).resolve().parent / "fakes"
+# A few dozen fixture cases, among them exclusive ones (a held lock, lockTimeout: S-20x),
+# the generated canary H-001 and a cheap harness check (H-103, a cursor walk).
+SELECTION = ("G-00*", "G-01*", "R-00*", "S-00*", "S-20*", "H-001", "H-103")
+
+
+def _untimed(text: str) -> str:
+    """A report with its timings (durations, clock times) blanked."""
+    text = re.sub(r'"(duration_ms|started_at|finished_at)": [^,}\n]+', r'"\1": "_"', text)
+    text = re.sub(r'\b(time|timestamp)="[^"]*"', r'\1="_"', text)
+    return re.sub(r"\b[0-9]+(\.[0-9]+)? ?(ms|s)\b", "_ s", text)
+
+
+def _run(jobs: int) -> dict[str, str]:
+    progress = io.StringIO()
+    record = execute(RunConfig(only=SELECTION, jobs=jobs), progress)
+    assert record.aborted is None
+    return {
+        "json": _untimed(dumps_report(record)),
+        "junit": _untimed(render_junit(record)),
+        "markdown": _untimed(render_markdown(record)),
+        "progress": progress.getvalue(),
+        "verdict": f"passed={record.passed}",
+    }
+
+
+@pytest.fixture(scope="module")
+def serial_and_parallel() -> tuple[dict[str, str], dict[str, str]]:
+    return _run(1), _run(2)
+
+
+@pytest.mark.parametrize("what", ["json", "junit", "markdown", "progress", "verdict"])
+def test_parallel_run_reports_what_the_serial_run_reports(
+    serial_and_parallel: tuple[dict[str, str], dict[str, str]], what: str
+) -> None:
+    serial, parallel = serial_and_parallel
+    assert parallel[what] == serial[what]
+
+
+def test_the_selection_holds_exclusive_cases_and_a_harness_check(
+    serial_and_parallel: tuple[dict[str, str], dict[str, str]],
+) -> None:
+    """What makes the comparison above able to fail: exclusive cases that start (and finish)
+    before the cases planned ahead of them, and a harness check on a lane of its own."""
+    ids = [case["id"] for case in json.loads(serial_and_parallel[0]["json"])["cases"]]
+    assert len(ids) >= 30 and ids[-1] == "H-103" and "H-001" in ids
+    assert {"S-200", "S-203"} <= set(ids) and ids.index("S-200") > ids.index("G-001")
+    assert "H-001 " in serial_and_parallel[0]["progress"]
+    assert "H-103 running: " in serial_and_parallel[0]["progress"]
+
+
+# --- exclusive cases run alone -----------------------------------------------------------------
+
+
+def _case(root: Path, case_id: str, *, hold_lock: bool) -> None:
+    kind = {"G": "golden", "S": "scenario"}[case_id[0]]
+    case = root / kind / f"{case_id}-logged"
+    (case / "tree" / "session").mkdir(parents=True)
+    (case / "tree" / "session" / "session.jsonl").write_bytes(
+        b'{"type":"session","version":1,"id":"s1","timestamp":"2026-01-01T00:00:00Z"}\n')
+    step: dict[str, Any] = {"op": "validate", "args": {"session": "session"},
+                            "expect": {"valid": True}}
+    if hold_lock:
+        step["harness"] = {"holdLock": "session/session.lock"}
+    (case / "case.json").write_text(json.dumps({
+        "id": case_id, "kind": kind, "title": "a logged validate", "rules": ["REC-1"],
+        "level": "MUST", "requires": ["read"], "steps": [step, step, step],
+    }))
+
+
+def _intervals(log: list[str]) -> dict[str, tuple[int, int]]:
+    """Each case's first and last line in the log."""
+    spans: dict[str, tuple[int, int]] = {}
+    for number, line in enumerate(log):
+        case = line.split()[1]
+        first, _ = spans.get(case, (number, number))
+        spans[case] = (first, number)
+    return spans
+
+
+def test_an_exclusive_case_never_overlaps_another(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    fixtures = tmp_path / "fixtures"
+    for n in range(1, 13):
+        _case(fixtures, f"G-{n:03d}", hold_lock=False)
+    exclusive = ("S-001", "S-002")
+    for case_id in exclusive:
+        _case(fixtures, case_id, hold_lock=True)
+    log = tmp_path / "log"
+    monkeypatch.setenv("PERSYK_FAKE_LOG", str(log))
+    record = execute(RunConfig(impl=f"{sys.executable} {FAKES / 'logs_each_step.py'}",
+                               fixtures=fixtures, harness=False, jobs=3, confine=False))
+    assert record.passed and len(record.results) == 14
+    lines = log.read_text().splitlines()
+    spans = _intervals(lines)
+    for case_id in exclusive:
+        first, last = spans[case_id]
+        beside = {line.split()[1] for line in lines[first : last + 1]} - {case_id}
+        assert not beside, f"{case_id} ran beside {sorted(beside)}"
+    # And the others did run side by side: otherwise this test proves nothing of -j.
+    ordinary = sorted((span for case, span in spans.items() if case not in exclusive))
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordinary))
+
+
+def test_the_board_starts_an_exclusive_job_only_when_nothing_runs() -> None:
+    jobs = [Job(0, "a", 1.0), Job(1, "x", 1.0, exclusive=True), Job(2, "b", 1.0)]
+    board = Board([jobs[0], jobs[1], jobs[2]])
+    assert board.take() == jobs[0]
+    assert board.take() is None  # x waits for a; b waits behind x
+    board.done(jobs[0])
+    assert board.take() == jobs[1]
+    assert board.take() is None  # nothing beside x
+    board.done(jobs[1])
+    assert board.take() == jobs[2] and board.take() is None and board.empty
+
+
+def test_exclusive_jobs_start_first_then_the_longest() -> None:
+    jobs = [Job(0, "case", 0.005), Job(1, "lock", 0.005, exclusive=True),
+            Job(2, "H-104", 15.0), Job(3, "H-150", 31.0), Job(4, "H-102", 3.0, exclusive=True)]
+    assert [j.key for j in _parallel.start_order(jobs)] == [
+        "H-102", "lock", "H-150", "H-104", "case"]
+
+
+def test_results_are_handed_on_in_plan_order_whatever_order_they_finish_in() -> None:
+    handed: list[tuple[int, str]] = []
+    reached: list[int] = []
+    ordered: InOrder[str] = InOrder(4, lambda n, r: handed.append((n, r)), reached.append)
+    ordered.begin()
+    for index in (2, 0, 3, 1):
+        ordered.add(index, f"r{index}")
+    assert handed == [(0, "r0"), (1, "r1"), (2, "r2"), (3, "r3")]
+    assert reached == [0, 1, 2, 3]
+
+
+def test_no_job_runs_beside_an_exclusive_one_on_many_lanes() -> None:
+    """The scheduler's own guarantee, without adapters: count what runs at each start."""
+    lock = threading.Lock()
+    running: list[str] = []
+    seen_beside: dict[str, set[str]] = {}
+    gate = threading.Event()
+
+    def work(_lane: int, job: Job) -> str:
+        with lock:
+            running.append(job.key)
+            for key in running:
+                seen_beside.setdefault(key, set()).update(set(running) - {key})
+        gate.wait(0.01)  # a moment in which others could start, if the board let them
+        with lock:
+            running.remove(job.key)
+        return job.key
+
+    jobs = [Job(n, f"j{n}", 1.0, exclusive=n % 5 == 0) for n in range(30)]
+    out: list[str] = []
+    run_jobs(jobs, 4, work, lambda _n, key: out.append(key))
+    assert out == [job.key for job in jobs]
+    for job in jobs:
+        if job.exclusive:
+            assert not seen_beside.get(job.key), (job.key, seen_beside[job.key])
+    assert any(seen_beside.get(job.key) for job in jobs if not job.exclusive)
+
+
+def test_timing_sensitive_harness_checks_are_exclusive() -> None:
+    assert all(check_named(i).exclusive for i in ("H-102", "H-152", "DH-102"))
+    assert not check_named("H-150").exclusive
+
+
+# --- the default of -j -------------------------------------------------------------------------
+
+
+def test_jobs_default_to_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 2, 5},
+                        raising=False)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 64)
+    assert default_jobs() == 3
+
+
+def test_jobs_fall_back_to_the_machines_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(_parallel.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 5)
+    assert default_jobs() == 5
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: None)
+    assert default_jobs() == 1
+
+
+@pytest.mark.parametrize(("argv", "jobs"), [((), 3), (("-j", "1"), 1), (("--jobs", "4"), 4)],
+                         ids=["default", "j1", "jobs4"])
+def test_run_takes_its_jobs_from_the_option_or_the_cpus(
+    monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...], jobs: int
+) -> None:
+    configs: list[RunConfig] = []
+
+    def record_only(config: RunConfig, _progress: Any = None) -> Any:
+        configs.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(run_command, "default_jobs", lambda: 3)
+    monkeypatch.setattr(run_command, "execute", record_only)
+    with pytest.raises(SystemExit):
+        main(["run", "--only", "G-001", *argv])
+    assert [c.jobs for c in configs] == [jobs]
+
+
+@pytest.mark.parametrize(("argv", "note"), [(("-j", "2"), True), ((), False)],
+                         ids=["explicit-j", "default-j"])
+def test_in_process_runs_serially_and_says_so_when_asked_for_more(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    argv: tuple[str, ...], note: bool,
+) -> None:
+    monkeypatch.setattr(run_command, "default_jobs", lambda: 2)
+    lanes_made: list[object] = []
+    monkeypatch.setattr(run_command, "Lanes", lambda *a, **k: lanes_made.append(a))
+    status = main(["run", "--in-process", "--no-harness", "--only", "R-001,R-002", "-q", *argv])
+    assert status == 0 and lanes_made == []
+    assert ("--in-process runs serially (-j 2 ignored)" in capsys.readouterr().err) is note
