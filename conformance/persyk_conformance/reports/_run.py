@@ -385,19 +385,7 @@ def render_junit(record: RunRecord) -> str:
             name=f"{r.id} {r.title}",
             time=f"{r.duration_ms / 1000:.3f}",
         )
-        case_properties = ET.SubElement(case, "properties")
-        for rule in rule_details(r.rules):
-            ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
-            ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
-                          value=rule["level"])
-            ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
-                          value=rule["section"])
-        if r.level is not None:
-            ET.SubElement(case_properties, "property", name="level", value=r.level)
-        if r.folder is not None:
-            ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
-        if r.explored is not None:
-            ET.SubElement(case_properties, "property", name="explored", value=r.explored)
+        _junit_properties(case, r)
         text = ("\n".join(failure_lines(r, record.profile)) if r.outcome in FAILING
                 else r.describe())
         first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
@@ -414,6 +402,23 @@ def render_junit(record: RunRecord) -> str:
             ET.SubElement(case, "system-err").text = _xml_safe(r.stderr)
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _junit_properties(case: ET.Element, r: CaseResult) -> None:
+    """A testcase's rules (with level and section), its level, folder and what it explored."""
+    case_properties = ET.SubElement(case, "properties")
+    for rule in rule_details(r.rules):
+        ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
+        ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
+                      value=rule["level"])
+        ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
+                      value=rule["section"])
+    if r.level is not None:
+        ET.SubElement(case_properties, "property", name="level", value=r.level)
+    if r.folder is not None:
+        ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
+    if r.explored is not None:
+        ET.SubElement(case_properties, "property", name="explored", value=r.explored)
 
 
 # XML 1.0 cannot carry most control characters, which an adapter's stderr may hold.
