@@ -199,7 +199,10 @@ class WriteCheckItem(_PersykItem):
 
     def runtest(self) -> None:
         session: _Session = self.config.stash[_RUNNER]
-        _report(session.run_write_check(self.check))
+        result = session.run_write_check(self.check)
+        if result.explored is not None:  # pytest's --junitxml carries it, as the runner's does
+            self.user_properties.append(("explored", result.explored))
+        _report(result)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "persyk", None, f"persyk::{self.check}"
