@@ -72,8 +72,9 @@ RECORDING = "harness-rec"
 
 @dataclass(frozen=True, slots=True)
 class HarnessOptions:
-    """Options of one harness check: the step deadline, the number of kills (capture crash
-    checks) and the crash states built at most per crash point (power-loss checks)."""
+    """Options of one harness check: the step deadline, the kills at most beyond coverage (the
+    crash checks H-104, H-150, H-151, H-153) and the crash states built at most per crash point
+    (power-loss checks)."""
 
     timeout: float
     moments: int = CRASH_MOMENTS
