@@ -68,6 +68,8 @@ def test_reference_recovery_survives_a_kill_at_every_step(tmp_path: Path) -> Non
     )
     assert crash.skipped is None
     assert crash.passed, crash.problems
+    # 22 calls in all, within the default budget: every one is killed at (issue 26.3).
+    assert "kill moments (every one;" in (crash.explored or ""), crash.explored
 
 
 @pytest.mark.skipif(not _strace_works(), reason=_NO_STRACE)
@@ -82,7 +84,8 @@ def test_non_restartable_recovery_fails_the_kill_check(
     def make() -> Adapter:
         return SubprocessAdapter(fake, env=dict(os.environ))
 
-    [crash] = run_harness(make, tmp_path / "work", only={"H-104"})
+    # A budget of one: the first and last call of each kind alone catch it (issue 26.3).
+    [crash] = run_harness(make, tmp_path / "work", only={"H-104"}, moments=1)
     assert not crash.passed
     assert any("the rerun was refused" in p for p in crash.problems), crash.problems
 

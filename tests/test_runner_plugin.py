@@ -163,3 +163,20 @@ def test_plugin_under_xdist_gives_each_case_the_outcome_it_has_without(
     assert len(outcomes) == 7
     assert _outcomes(tmp_path / "p.xml") == outcomes
     assert parallel.ret == serial.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_crash_check_item_says_what_it_explored_in_the_junit_file(
+    pytester: pytest.Pytester, tree: Path
+) -> None:
+    # Issue 26.3: the explored moments reach pytest's --junitxml as a property of the item.
+    try:
+        _crash.strace_prefix()
+    except _crash.CrashCheckUnsupported:
+        pytest.skip("H-104 needs strace and ptrace (Linux)")
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "-q", "-p", "no:cacheprovider", "--persyk-impl", REFERENCE, "--persyk-fixtures",
+        str(tree), "-k", "H-104", f"--junitxml={junit}",
+    )
+    result.assert_outcomes(passed=1, deselected=4 + 8 + 18)
+    assert '<property name="explored" value="explored ' in junit.read_text("utf-8")

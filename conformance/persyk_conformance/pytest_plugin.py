@@ -2,12 +2,12 @@
 
 One item per case, named by its id (``persyk::R-017``), then one per write-harness check
 (``persyk::H-101``..: torn tails, concurrent writers, cursor walks, the capture crash checks
-H-150..H-153, whose kills ``--persyk-crash-moments`` sets, the power-loss checks H-201..,
-whose crash states per point ``--persyk-powerloss-states`` sets), as ``persyk-conformance
-run`` does. Outcomes map onto pytest's: pass ->
-passed; fail, error, crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the
-reason); xfail -> xfailed (with the reason from ``--persyk-expected-failures``). Without
-``--persyk-impl`` the plugin adds nothing, so it never disturbs another project's test run.
+H-150..H-153, whose kills beyond coverage ``--persyk-crash-moments`` sets (H-104's too), the
+power-loss checks H-201.., whose crash states per point ``--persyk-powerloss-states`` sets),
+as ``persyk-conformance run`` does. Outcomes map onto pytest's: pass -> passed; fail, error,
+crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the reason); xfail ->
+xfailed (with the reason from ``--persyk-expected-failures``). Without ``--persyk-impl`` the
+plugin adds nothing, so it never disturbs another project's test run.
 
 Under pytest-xdist (``-n 2``, ``-n auto``) each worker collects the same items, in the same
 order, and runs its share on an adapter process and sandbox of its own (tests/
@@ -70,7 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="cases under DIR instead of the installed fixtures")
     group.addoption("--persyk-crash-moments", type=_at_least_one, default=CRASH_MOMENTS,
                     metavar="N",
-                    help=f"kills of each capture crash check (default: {CRASH_MOMENTS})")
+                    help="kills of each crash check beyond the first and last call of each "
+                    f"kind (default: {CRASH_MOMENTS})")
     group.addoption("--persyk-powerloss-states", type=_at_least_one, default=DEFAULT_STATES,
                     metavar="N", help="crash states per crash point of the power-loss checks "
                     f"(default: {DEFAULT_STATES})")
@@ -204,7 +205,10 @@ class WriteCheckItem(_PersykItem):
 
     def runtest(self) -> None:
         session: _Session = self.config.stash[_RUNNER]
-        _report(session.run_write_check(self.check))
+        result = session.run_write_check(self.check)
+        if result.explored is not None:  # pytest's --junitxml carries it, as the runner's does
+            self.user_properties.append(("explored", result.explored))
+        _report(result)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "persyk", None, f"persyk::{self.check}"

@@ -21,10 +21,12 @@ def keep_partial_frame(args):
         return
     try:
         header = os.pread(fd, 44, 0)
+        if len(header) < 44:
+            return  # killed before its header was whole: the reference's own recovery decides
         size = os.fstat(fd).st_size
         frame = 2 * struct.unpack_from("<H", header, 22)[0]
         placeholder = struct.unpack_from("<I", header, 40)[0] == 0xFFFFFFFF
-        if len(header) == 44 and placeholder and (size - 44) % frame:
+        if placeholder and frame and (size - 44) % frame:
             os.pwrite(fd, struct.pack("<I", size - 44), 40)
             os.pwrite(fd, struct.pack("<I", size - 8), 4)
     finally:

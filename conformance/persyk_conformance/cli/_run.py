@@ -428,7 +428,8 @@ def register(sub: SubParsers, command: Command) -> None:
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
     run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
-                     help="kills of each capture crash check, H-150, H-151, H-153 (default: "
+                     help="kills of each crash check, H-104, H-150, H-151, H-153, beyond the "
+                     "first and last call of each kind (default: "
                      f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
     run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
                      metavar="N", help="crash states built at most per crash point of the "

@@ -7,15 +7,17 @@ implementation, reproducible from the seed, and no implementation cooperates or 
 * H-150: a *recording* run captures a stream of noise in ``captureWrite`` requests of random
   sizes (most not whole frames), once mono at 16 kHz and once stereo at 48 kHz, and lists the
   mutating calls it makes (the WAV's creation and header, ``recording.started``, every write of
-  frames, every reply). ``moments`` of them (200 in a real run) are drawn with a seeded
-  generator; for each, a fresh session is captured into by an adapter killed on entry to that
+  frames, every reply). The first and last call of each kind (format, system call, file role)
+  are always chosen, then a seeded sample of the rest up to ``moments`` (``--crash-moments``,
+  ``_moments``); for each, a fresh session is captured into by an adapter killed on entry to that
   call. A kill on entry never tears a write, so at every second moment the harness tears one
   itself: it appends the first bytes of the next frame of the stream, as a power cut in the
   middle of that write leaves them. Then a fresh adapter runs ``recoverRecording``.
 * H-151: three crashed captures (mono; mono with a torn last frame; stereo with a torn last
   frame) are each recovered once without a kill, which gives the bytes every recovery must end
-  in. Then recovery is killed at the moments drawn from the mutating calls of those recoveries
-  (all of them when there are fewer than ``moments``) and rerun by a fresh adapter.
+  in. Then recovery is killed at the moments chosen the same way from the mutating calls of
+  those recoveries (all of them when there are no more than ``moments``) and rerun by a fresh
+  adapter.
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ from ._capture_kit import (
     lay_out_session,
     oracle,
     pcm_stream,
-    sample_moments,
     tree_bytes,
 )
+from ._crash import CheckReport
+from ._moments import KillPoint, choose_moments
 
 __all__ = ["capture_killed_while_writing", "recovery_killed_while_repairing"]
 
@@ -128,14 +131,14 @@ def _tear(session: Path, sent: bytes, fmt: AudioFormat, size: int) -> bool:
 
 def capture_killed_while_writing(
     factory: Callable[[], Adapter], workdir: Path, options: HarnessOptions
-) -> list[str]:
+) -> CheckReport:
     """H-150; raises CrashCheckUnsupported when it cannot run here."""
     found = oracle()
     strace = Strace.for_factory(factory)
     timeout = options.timeout
     plans = _plans()
     problems = Problems()
-    points: list[tuple[int, tuple[str, int]]] = []
+    points: list[tuple[int, KillPoint]] = []
     for index, plan in enumerate(plans):
         session = workdir / f"record-{index}" / "session"
         lay_out_session(session)
@@ -145,22 +148,24 @@ def capture_killed_while_writing(
                   refused: list[str | None] = refused) -> None:
             refused.append(_capture(adapter, session, plan, bytearray(), timeout))
 
-        recorded = strace.record(workdir / f"trace-{index}.txt", drive)
+        recorded = strace.record_points(workdir / f"trace-{index}.txt", drive)
         remove_tree(session.parent)
         if refused != [None]:
             problems.add(f"the recording run ({plan.fmt}) could not capture: {refused}")
-            return problems.items
+            return problems.report(None)
         points += [(index, point) for point in recorded]
-    chosen = sample_moments(points, options.moments, SEED)
+    # A kind: the format, the call, the file it changes (the WAV, the session, a reply).
+    choice = choose_moments(points, lambda at: (at[0], at[1].syscall, at[1].role),
+                            options.moments, SEED)
 
-    def run(moment: int, at: tuple[int, tuple[str, int]], clean: Adapter) -> bool:
+    def run(moment: int, at: tuple[int, KillPoint], clean: Adapter) -> bool:
         return _capture_moment(strace, clean, workdir / f"kill-{moment}", plans[at[0]],
-                               (moment, at[1]), found, problems, timeout)
+                               (moment, at[1].point), found, problems, timeout)
 
-    fired = each_moment(factory, timeout, chosen, run)
-    problems.check(fired > 0 or not chosen,
-                   f"strace killed the capture at none of the {len(chosen)} moments")
-    return problems.items
+    fired = each_moment(factory, timeout, choice.chosen, run)
+    problems.check(fired > 0 or not choice.chosen,
+                   f"strace killed the capture at none of the {len(choice.chosen)} moments")
+    return problems.report(choice.describe())
 
 
 def _capture_moment(
@@ -266,7 +271,7 @@ class _Crashed:
 
 def recovery_killed_while_repairing(
     factory: Callable[[], Adapter], workdir: Path, options: HarnessOptions
-) -> list[str]:
+) -> CheckReport:
     """H-151; raises CrashCheckUnsupported when it cannot run here."""
     found = oracle()
     strace = Strace.for_factory(factory)
@@ -278,27 +283,29 @@ def recovery_killed_while_repairing(
         states = _crashed_states(factory, clean, workdir / "crashed", found, problems, timeout)
     finally:
         clean.close()
-    points: list[tuple[_Crashed, tuple[str, int]]] = []
+    points: list[tuple[_Crashed, KillPoint]] = []
     for index, state in enumerate(states):
         copy = _copy(state, workdir / f"record-{index}")
-        points += [(state, point) for point in strace.record(
+        points += [(state, point) for point in strace.record_points(
             workdir / f"trace-{index}.txt", _recovering(copy, timeout))]
         remove_tree(copy.parent)
-    chosen = sample_moments(points, options.moments, SEED + 1)
+    choice = choose_moments(points, lambda at: (at[0].name, at[1].syscall, at[1].role),
+                            options.moments, SEED + 1)
 
-    def run(moment: int, at: tuple[_Crashed, tuple[str, int]], clean: Adapter) -> bool:
+    def run(moment: int, at: tuple[_Crashed, KillPoint], clean: Adapter) -> bool:
         state, point = at
-        where = f"moment {moment} ({state.name}, killed on entry to {point[0]} #{point[1]})"
+        where = (f"moment {moment} ({state.name}, killed on entry to {point.syscall} "
+                 f"#{point.nth}, {point.role})")
         session = _copy(state, workdir / f"kill-{moment}")
-        killed = strace.kill_at(point, _recovering(session, timeout))
+        killed = strace.kill_at(point.point, _recovering(session, timeout))
         _judge_rerun(clean, session, state, where, problems, timeout)
         remove_tree(session.parent)
         return killed
 
-    fired = each_moment(factory, timeout, chosen, run)
-    problems.check(fired > 0 or not chosen,
-                   f"strace killed the recovery at none of the {len(chosen)} moments")
-    return problems.items
+    fired = each_moment(factory, timeout, choice.chosen, run)
+    problems.check(fired > 0 or not choice.chosen,
+                   f"strace killed the recovery at none of the {len(choice.chosen)} moments")
+    return problems.report(choice.describe())
 
 
 def _recovering(session: Path, timeout: float) -> Callable[[Adapter], object]:

@@ -12,9 +12,10 @@ in the middle.
   holding exactly the frames sent.
 * H-153 lays out a session with assets and a fragment beside another session and a copy of it
   in one root, and a same-named copy in a second root. A recording run lists the mutating system
-  calls of one ``deleteSession``; at ``moments`` of them (all when there are fewer) a fresh layout
-  is deleted by an adapter killed on entry to that call. At that moment the session is either
-  whole at its place or gone from it, never partly removed there, and nothing new is a direct
+  calls of one ``deleteSession``; at the first and last call of each kind and a seeded sample of
+  the rest up to ``moments`` (all when there are no more, ``_moments``) a fresh layout is
+  deleted by an adapter killed on entry to that call. At that moment the session is either whole
+  at its place or gone from it, never partly removed there, and nothing new is a direct
   child of the root but ``.persyk-deleted`` (CAP-29); with the ``search`` capability,
   ``discover`` finds it exactly when it is at its place (CAP-30). A retry by a fresh adapter
   then finishes the deletion; the other session and both copies are untouched (CAP-10).
@@ -49,11 +50,11 @@ from ._capture_kit import (
     entries_after,
     lay_out_session,
     pcm_stream,
-    sample_moments,
     tree_bytes,
     wav_bytes,
 )
-from ._crash import CrashCheckUnsupported
+from ._crash import CheckReport, CrashCheckUnsupported
+from ._moments import KillPoint, choose_moments
 
 __all__ = ["capture_against_append_and_recovery", "deletion_killed_in_the_middle"]
 
@@ -316,22 +317,23 @@ def _deleting(session: Path, timeout: float) -> Callable[[Adapter], object]:
 
 def deletion_killed_in_the_middle(
     factory: Callable[[], Adapter], workdir: Path, options: HarnessOptions
-) -> list[str]:
+) -> CheckReport:
     """H-153; raises CrashCheckUnsupported when it cannot run here."""
     strace = Strace.for_factory(factory)
     timeout = options.timeout
     root, _ = _lay_out_roots(workdir / "record")
-    points = strace.record(workdir / "trace.txt", _deleting(root / VICTIM, timeout))
-    chosen = sample_moments(points, options.moments, SEED + 4)
+    points = strace.record_points(workdir / "trace.txt", _deleting(root / VICTIM, timeout))
+    choice = choose_moments(points, lambda point: (point.syscall, point.role), options.moments,
+                            SEED + 4)
     problems = Problems()
 
-    def run(moment: int, point: tuple[str, int], clean: Adapter) -> bool:
-        where = f"moment {moment} (killed on entry to {point[0]} #{point[1]})"
+    def run(moment: int, point: KillPoint, clean: Adapter) -> bool:
+        where = f"moment {moment} (killed on entry to {point.syscall} #{point.nth}, {point.role})"
         base = workdir / f"kill-{moment}"
         root, elsewhere = _lay_out_roots(base)
         want = {name: tree_bytes(root / name) for name in (VICTIM, OTHER, COPY)}
         want_elsewhere = tree_bytes(elsewhere)
-        killed = strace.kill_at(point, _deleting(root / VICTIM, timeout))
+        killed = strace.kill_at(point.point, _deleting(root / VICTIM, timeout))
         discovers = "search" in clean.hello.capabilities
         _judge_moment(clean, root, want, where, problems, discovers, timeout)
         _judge_retry(clean, root, want, where, problems, discovers, timeout)
@@ -340,10 +342,10 @@ def deletion_killed_in_the_middle(
         remove_tree(base)
         return killed
 
-    fired = each_moment(factory, timeout, chosen, run)
-    problems.check(fired > 0 or not chosen,
-                   f"strace killed the deletion at none of the {len(chosen)} moments")
-    return problems.items
+    fired = each_moment(factory, timeout, choice.chosen, run)
+    problems.check(fired > 0 or not choice.chosen,
+                   f"strace killed the deletion at none of the {len(choice.chosen)} moments")
+    return problems.report(choice.describe())
 
 
 def _discovered(clean: Adapter, root: Path, timeout: float) -> set[str] | None:

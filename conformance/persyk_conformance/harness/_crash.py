@@ -7,11 +7,13 @@ SIGKILL on entry to each system call that changes a file (as a power cut or ``ki
 one call per attempt:
 
 1. a *recording* run traces the mutating system calls of one ``recover`` under ``strace``;
-2. for every recorded call (the k-th ``write``, the k-th ``fsync``, ...), a fresh copy of the
-   torn session is recovered by a fresh adapter process that ``strace`` kills on entry to exactly
-   that call (``-e inject=SYSCALL:signal=KILL:when=k``); the kill happens before the call runs,
-   so every state between two calls is reached, and killing at the reply covers the state after
-   the last one;
+2. for every recorded call (the k-th ``write``, the k-th ``fsync``, ...), or, where the
+   recordings make more than ``--crash-moments`` calls, for the first and last call of each
+   kind (system call and file role, ``_moments``) and a seeded sample of the rest, a fresh
+   copy of the torn session is recovered by a fresh adapter process that ``strace`` kills on
+   entry to exactly that call (``-e inject=SYSCALL:signal=KILL:when=k``); the kill happens
+   before the call runs, so every state between two calls is reached, and killing at the reply
+   covers the state after the last one;
 3. a clean adapter then runs ``recover`` again. It must succeed, and the session must end exactly
    as one uninterrupted recovery leaves it: the committed records byte for byte (or, for a file
    without a complete record, no ``session.jsonl``), the fragment preserved under ``recovery/``
@@ -28,22 +30,27 @@ not permitted, and for an in-process adapter, the check is reported unsupported 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .. import records as kit
 from .._protocol import Result
 from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
+from ._moments import KillPoint, choose_moments, kill_points
 
 __all__ = [
     "MUTATING_SYSCALLS",
+    "WORKERS",
+    "CheckReport",
     "CrashCheckUnsupported",
     "Problems",
     "call",
+    "each_moment",
     "killing_prefix",
     "recording_prefix",
     "recovery_killed_at_every_step",
@@ -63,7 +70,6 @@ MUTATING_SYSCALLS: tuple[str, ...] = (
 )
 # "?" lets strace ignore a name this architecture lacks (no rename on aarch64, say).
 _SYSCALL_SET = ",".join(f"?{name}" for name in MUTATING_SYSCALLS)
-_TRACE_LINE = re.compile(rb"^(?:\[pid\s+)?(\d+)\]?\s+(\w+)\(")
 # The strace probe's bound, and the step bound when a caller gives none; a run passes its own
 # --timeout (issue 19.9: harness checks honour the run's timeout).
 STEP_TIMEOUT = 30.0
@@ -142,6 +148,18 @@ class Problems:
         if not condition:
             self.add(text)
 
+    def report(self, explored: str | None) -> CheckReport:
+        return CheckReport(tuple(self.items), explored)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What a check that chooses its moments found, and which moments it explored (the
+    report carries ``explored`` beside the verdict, issue 26.3)."""
+
+    problems: tuple[str, ...]
+    explored: str | None = None
+
 
 def call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
     """One operation's result; a reply that is no result (internal, unsupported) raises."""
@@ -151,23 +169,95 @@ def call(adapter: Adapter, op: str, args: dict[str, Any], timeout: float) -> dic
     return dict(reply.value)
 
 
+T = TypeVar("T")
+
+# Killed runs are independent (each in its own session directory, each adapter its own
+# process), so a check runs a few at once: most of a run is the adapter's start under ptrace.
+WORKERS = max(1, min(4, os.cpu_count() or 1))
+
+
+def each_moment(
+    factory: Callable[[], Adapter], timeout: float, moments: Sequence[T],
+    run: Callable[[int, T, Adapter], bool],
+) -> int:
+    """``run(number, moment, clean)`` for every moment (numbered from 1), on up to ``WORKERS``
+    threads, each with a clean adapter of its own for the judging; returns how many runs were
+    killed. The first exception of any thread is raised once all have stopped."""
+    numbered = list(enumerate(moments, start=1))
+    lanes = [numbered[lane::WORKERS] for lane in range(WORKERS) if numbered[lane::WORKERS]]
+    fired = [0] * len(lanes)
+    failures: list[BaseException] = []
+
+    def work(lane: int) -> None:
+        clean = factory()
+        try:
+            clean.start(timeout)
+            for number, moment in lanes[lane]:
+                if failures:
+                    return
+                fired[lane] += run(number, moment, clean)
+        except BaseException as exc:  # re-raised below, in the check's own thread
+            failures.append(exc)
+        finally:
+            clean.close()
+
+    threads = [threading.Thread(target=work, args=(lane,)) for lane in range(len(lanes))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return sum(fired)
+
+
 def recovery_killed_at_every_step(
-    factory: Callable[[], Adapter], workdir: Path, timeout: float = STEP_TIMEOUT
-) -> list[str]:
-    """H-104, each adapter step bounded by the run's ``timeout``; raises CrashCheckUnsupported
-    when it cannot run here."""
+    factory: Callable[[], Adapter], workdir: Path, timeout: float = STEP_TIMEOUT,
+    moments: int | None = None,
+) -> CheckReport:
+    """H-104, each adapter step bounded by the run's ``timeout``, killed at ``moments`` of the
+    recorded calls at most beyond coverage (None: every one); raises CrashCheckUnsupported when
+    it cannot run here."""
     strace = strace_prefix()
     wrapped = wrapper(factory)
     problems = Problems()
-    clean = factory()
-    clean.start(timeout)
-    try:
-        for name, committed, fragment in _scenarios():
-            _scenario(wrapped, clean, strace, workdir / name, (committed, fragment), problems,
-                      timeout)
-    finally:
-        clean.close()
-    return problems.items
+    points: list[tuple[str, tuple[bytes, bytes], KillPoint]] = []
+    for name, committed, fragment in _scenarios():
+        recorded = _kill_points(wrapped, strace, workdir / name / "record",
+                                committed + fragment, timeout)
+        if not recorded:
+            problems.add(f"{_action(committed)}: the recording run made no mutating system call")
+            return problems.report(None)
+        points += [(name, (committed, fragment), point) for point in recorded]
+    choice = choose_moments(points, lambda at: (at[0], at[2].syscall, at[2].role),
+                            len(points) if moments is None else moments, SEED)
+    fired: dict[str, int] = dict.fromkeys((name for name, _torn, _point in points), 0)
+    lock = threading.Lock()
+
+    def run(number: int, at: tuple[str, tuple[bytes, bytes], KillPoint], clean: Adapter) -> bool:
+        name, torn, point = at
+        killed = _kill_and_rerun(wrapped, clean, strace, workdir / name / f"kill-{number}",
+                                 torn, point, problems, timeout)
+        with lock:
+            fired[name] += killed
+        return killed
+
+    each_moment(factory, timeout, choice.chosen, run)
+    for name, count in fired.items():
+        chosen = sum(1 for at in choice.chosen if at[0] == name)
+        if chosen and not count:
+            # Then nothing was proven: say so rather than pass.
+            problems.add(f"{name}: strace killed the adapter at none of the {chosen} points")
+    return problems.report(choice.describe())
+
+
+# The moments are chosen by a seeded generator when there are more than the budget: a run is
+# reproducible, and a failure's moment is killed again by the next run.
+SEED = 20261203
+
+
+def _action(committed: bytes) -> str:
+    return "truncated" if committed else "removed"
 
 
 def _lay_out(session: Path, data: bytes) -> None:
@@ -178,8 +268,9 @@ def _lay_out(session: Path, data: bytes) -> None:
 def _kill_points(
     wrapped: Callable[[Sequence[str]], Adapter], strace: list[str], case: Path, data: bytes,
     timeout: float,
-) -> list[tuple[str, int]]:
-    """Record one uninterrupted recovery: its mutating calls, as (syscall, k-th of its thread)."""
+) -> list[KillPoint]:
+    """Record one uninterrupted recovery: its mutating calls, as (syscall, k-th of its thread)
+    with the role of the file each changes."""
     session = case / "session"
     _lay_out(session, data)
     trace = case / "trace.txt"
@@ -189,7 +280,7 @@ def _kill_points(
         call(adapter, "recover", {"session": str(session)}, timeout)
     finally:
         adapter.close()
-    points = trace_points(trace.read_bytes())
+    points = kill_points(trace.read_bytes())
     shutil.rmtree(case, ignore_errors=True)
     return points
 
@@ -197,23 +288,13 @@ def _kill_points(
 def trace_points(trace: bytes) -> list[tuple[str, int]]:
     """The mutating calls of an ``strace -o`` file, in order, each as (syscall, k-th of that
     syscall in its thread), once each: the points a killing run can name with ``when=k``."""
-    seen: dict[tuple[bytes, bytes], int] = {}
-    points: list[tuple[str, int]] = []
-    for line in trace.splitlines():
-        match = _TRACE_LINE.match(line)
-        if match is None:
-            continue  # "<... resumed>", "+++ exited", signals
-        key = (match.group(1), match.group(2))
-        seen[key] = seen.get(key, 0) + 1
-        point = (match.group(2).decode("ascii"), seen[key])
-        if point not in points:
-            points.append(point)
-    return points
+    return [point.point for point in kill_points(trace)]
 
 
 def recording_prefix(strace: Sequence[str], trace: Path) -> list[str]:
-    """The command prefix of a run that records its mutating calls into ``trace``."""
-    return [*strace, "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"]
+    """The command prefix of a run that records its mutating calls into ``trace`` (``-yy``:
+    each descriptor with its path, for the role of the file a call changes)."""
+    return [*strace, "-yy", "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"]
 
 
 def killing_prefix(strace: Sequence[str], point: tuple[str, int]) -> list[str]:
@@ -223,40 +304,28 @@ def killing_prefix(strace: Sequence[str], point: tuple[str, int]) -> list[str]:
             "-e", f"inject={syscall}:signal=KILL:when={nth}", "--"]
 
 
-def _scenario(
-    wrapped: Callable[[Sequence[str]], Adapter],
-    clean: Adapter,
-    strace: list[str],
-    base: Path,
-    torn: tuple[bytes, bytes],
-    problems: Problems,
-    timeout: float,
-) -> None:
+def _kill_and_rerun(
+    wrapped: Callable[[Sequence[str]], Adapter], clean: Adapter, strace: list[str], base: Path,
+    torn: tuple[bytes, bytes], point: KillPoint, problems: Problems, timeout: float,
+) -> bool:
+    """One moment: a fresh copy of the torn session recovered by an adapter killed on entry to
+    ``point``, then recovered again by ``clean``; True if the kill fired."""
     committed, fragment = torn
-    data = committed + fragment
-    action = "truncated" if committed else "removed"
-    points = _kill_points(wrapped, strace, base / "record", data, timeout)
-    if not points:
-        problems.add(f"{action}: the recording run made no mutating system call")
-        return
-    fired = 0
-    for index, (syscall, nth) in enumerate(points):
-        where = f"{action}: killed at {syscall} #{nth}"
-        session = base / f"kill-{index}" / "session"
-        _lay_out(session, data)
-        adapter = wrapped(killing_prefix(strace, (syscall, nth)))
-        try:
-            adapter.start(timeout)
-            call(adapter, "recover", {"session": str(session)}, timeout)
-        except (AdapterCrashed, AdapterTimedOut):
-            fired += 1  # killed, as intended (or hung: the rerun below must cope either way)
-        finally:
-            adapter.kill()
-        _check_rerun(clean, session, torn, where, problems, timeout)
-        shutil.rmtree(session.parent, ignore_errors=True)
-    if not fired:
-        # Then nothing was proven: say so rather than pass.
-        problems.add(f"{action}: strace killed the adapter at none of the {len(points)} points")
+    where = f"{_action(committed)}: killed at {point.syscall} #{point.nth} ({point.role})"
+    session = base / "session"
+    _lay_out(session, committed + fragment)
+    adapter = wrapped(killing_prefix(strace, point.point))
+    killed = False
+    try:
+        adapter.start(timeout)
+        call(adapter, "recover", {"session": str(session)}, timeout)
+    except (AdapterCrashed, AdapterTimedOut):
+        killed = True  # killed, as intended (or hung: the rerun below must cope either way)
+    finally:
+        adapter.kill()
+    _check_rerun(clean, session, torn, where, problems, timeout)
+    shutil.rmtree(base, ignore_errors=True)
+    return killed
 
 
 def _check_rerun(

@@ -6,7 +6,9 @@ so a new check is one row here and one run function in its own module. The gener
 cases (H-001.., H-110..) are fixtures the runner plans, not procedures; they are re-exported
 here (:func:`harness_cases`) so that no caller imports from more than this module.
 
-A run function is ``(fresh_adapter, workdir, options) -> problems``: an empty list passes;
+A run function is ``(fresh_adapter, workdir, options) -> problems``: an empty list passes; a
+check that chooses its kill moments returns a :class:`CheckReport`, its problems and which
+moments it explored (the reports carry that beside the verdict);
 :class:`CheckUnsupported` (with the reason) makes the check ``unsupported``; any other exception
 is the check's error (no verdict), never the run's end.
 """
@@ -27,8 +29,8 @@ from ._canaries import harness_cases
 from ._capture_kill import capture_killed_while_writing, recovery_killed_while_repairing
 from ._capture_kit import CRASH_MOMENTS, HarnessOptions
 from ._capture_race import capture_against_append_and_recovery, deletion_killed_in_the_middle
+from ._crash import CheckReport, recovery_killed_at_every_step
 from ._crash import CrashCheckUnsupported as CheckUnsupported
-from ._crash import recovery_killed_at_every_step
 
 __all__ = [
     "DEFAULT_STATES",
@@ -48,7 +50,7 @@ __all__ = [
     "run_harness",
 ]
 
-Run = Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str]]
+Run = Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str] | CheckReport]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,9 @@ class HarnessResult:
     problems: tuple[str, ...] = ()
     skipped: str | None = None
     error: str | None = None  # the check got no verdict: the adapter could not be run
+    # Which moments a crash check killed at, of how many ("explored 24 of 312 kill moments:
+    # ..."); None for a check that does not choose (issue 26.3).
+    explored: str | None = None
 
 
 def _timed(run: Callable[[Callable[[], Adapter], Path, float], list[str]]) -> Run:
@@ -99,7 +104,9 @@ HARNESS_CHECKS: tuple[HarnessCheck, ...] = (
                  ("CTX-24",), ("read", "paged-read"), _V1, _timed(_write.cursor_walk)),
     HarnessCheck("H-104", "recovery killed at every system call, then run again, finishes "
                  "the repair", ("RCV-6", "RCV-13", "RCV-16", "RCV-18", "RCV-19"),
-                 ("read", "recover"), _V1, _timed(recovery_killed_at_every_step)),
+                 ("read", "recover"), _V1,
+                 lambda factory, workdir, options: recovery_killed_at_every_step(
+                     factory, workdir, options.timeout, options.moments)),
     HarnessCheck("H-150", "capture killed at random moments while writing, then recovered: a "
                  "prefix of the audio sent, one recording.interrupted",
                  ("CAP-1", "CAP-5", "CAP-6", "CAP-7", "CAP-25", "CAP-26"), ("read", "capture"),
@@ -198,8 +205,8 @@ def run_harness(
 
     ``capabilities`` (the adapter's hello) decides which checks apply; None runs them all.
     ``only`` restricts the run to those ids; ``timeout`` is the deadline of each step;
-    ``moments`` the kills of the capture crash checks; ``states`` the crash states the
-    power-loss checks build at most per crash point.
+    ``moments`` the kills of the crash checks beyond coverage (H-104, H-150, H-151, H-153);
+    ``states`` the crash states the power-loss checks build at most per crash point.
     """
     options = HarnessOptions(timeout, moments, states)
     results: list[HarnessResult] = []
@@ -221,7 +228,7 @@ def _run_one(check: HarnessCheck, factory: Callable[[], Adapter], workdir: Path,
     directory = workdir / check.id
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        problems = check.run(factory, directory, options)
+        found = check.run(factory, directory, options)
     except CheckUnsupported as exc:
         return HarnessResult(check.id, check.title, check.rules, True, (), str(exc))
     except Exception as exc:  # a crashed or hung adapter: no verdict, and not the run's end
@@ -229,7 +236,9 @@ def _run_one(check: HarnessCheck, factory: Callable[[], Adapter], workdir: Path,
         return HarnessResult(check.id, check.title, check.rules, False, (), error=why)
     finally:
         remove_tree(directory)
-    return HarnessResult(check.id, check.title, check.rules, not problems, tuple(problems))
+    report = found if isinstance(found, CheckReport) else CheckReport(tuple(found))
+    return HarnessResult(check.id, check.title, check.rules, not report.problems,
+                         report.problems, explored=report.explored)
 
 
 def known_capabilities(
@@ -293,7 +302,7 @@ def harness_results(
             requires=check.requires, level=check.level, outcome=outcome,
             duration_ms=(time.perf_counter() - began) * 1000,
             reason=None if reason is None else excerpt(reason),
-            mismatches=excerpts(verdict.problems),
+            mismatches=excerpts(verdict.problems), explored=verdict.explored,
         )
         results.append(result.with_expectation(expected.get(check.id)))
     return results

@@ -104,6 +104,7 @@ def record_from_report(report: Mapping[str, Any]) -> RunRecord:
             mismatches=tuple(details.get("mismatches", ())), stderr=details.get("stderr", ""),
             expected_failure=details.get("expected_failure"), level=case.get("level"),
             folder=case.get("folder"), expected=tuple(details.get("expected", ())),
+            explored=details.get("explored"),
         ))
     return RunRecord(
         suite_version=header["suite"]["version"], protocol=header["protocol"],

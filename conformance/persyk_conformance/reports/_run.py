@@ -268,7 +268,7 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
         if not shown:
             continue
         lines.append(f"{str(result.outcome).upper():<11} {result.id}  {result.title}")
-        if quiet or result.outcome is Outcome.PASS:
+        if quiet or (result.outcome is Outcome.PASS and not result.explored):
             continue
         if result.outcome in FAILING:
             lines.extend("    " + part for part in failure_lines(result, record.profile))
@@ -335,6 +335,13 @@ def render_markdown(record: RunRecord) -> str:
     not_run = _not_run(record)
     if not_run.ids:
         lines += ["", f"**{len(not_run.ids)} case(s) {_md_escape(not_run.reason)}**"]
+    explored = [r for r in record.results if r.explored is not None]
+    if explored:
+        # Issue 26.3: what each crash check proved, passed or not.
+        lines += ["", "### Kill moments explored", "", "| check | outcome | explored |",
+                  "|---|---|---|"]
+        lines += [f"| `{r.id}` | {r.outcome} | {_md_escape(r.explored or '')} |"
+                  for r in explored]
     problems = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
     if problems:
         lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
@@ -378,17 +385,7 @@ def render_junit(record: RunRecord) -> str:
             name=f"{r.id} {r.title}",
             time=f"{r.duration_ms / 1000:.3f}",
         )
-        case_properties = ET.SubElement(case, "properties")
-        for rule in rule_details(r.rules):
-            ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
-            ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
-                          value=rule["level"])
-            ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
-                          value=rule["section"])
-        if r.level is not None:
-            ET.SubElement(case_properties, "property", name="level", value=r.level)
-        if r.folder is not None:
-            ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
+        _junit_properties(case, r)
         text = ("\n".join(failure_lines(r, record.profile)) if r.outcome in FAILING
                 else r.describe())
         first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
@@ -405,6 +402,23 @@ def render_junit(record: RunRecord) -> str:
             ET.SubElement(case, "system-err").text = _xml_safe(r.stderr)
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _junit_properties(case: ET.Element, r: CaseResult) -> None:
+    """A testcase's rules (with level and section), its level, folder and what it explored."""
+    case_properties = ET.SubElement(case, "properties")
+    for rule in rule_details(r.rules):
+        ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
+        ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
+                      value=rule["level"])
+        ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
+                      value=rule["section"])
+    if r.level is not None:
+        ET.SubElement(case_properties, "property", name="level", value=r.level)
+    if r.folder is not None:
+        ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
+    if r.explored is not None:
+        ET.SubElement(case_properties, "property", name="explored", value=r.explored)
 
 
 # XML 1.0 cannot carry most control characters, which an adapter's stderr may hold.

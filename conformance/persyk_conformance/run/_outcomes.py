@@ -75,6 +75,8 @@ class CaseResult:
     level: str | None = None
     folder: str | None = None
     expected: tuple[str, ...] = ()
+    # A crash check's coverage: which kill moments it explored, of how many (issue 26.3).
+    explored: str | None = None
 
     def with_expectation(self, reason: str | None) -> CaseResult:
         """Apply an expected-failure entry (None: the case is not listed)."""
@@ -103,6 +105,8 @@ class CaseResult:
             details["expected_failure"] = self.expected_failure
         if self.expected:
             details["expected"] = list(self.expected)
+        if self.explored is not None:
+            details["explored"] = self.explored
         out: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
@@ -133,6 +137,8 @@ class CaseResult:
             text += f"\n  expected{where}:\n" + "\n".join(f"    {e}" for e in self.expected)
         if self.expected_failure:
             text += f"\n  expected failure: {self.expected_failure}"
+        if self.explored:
+            text += ("\n  " if text else "") + self.explored
         return text
 
 
