@@ -125,3 +125,26 @@ def test_threshold_keeps_small_scans_serial() -> None:
     assert not plan.parallel(1000, 1 << 20)
     assert plan.parallel(1000, 100 << 20)
     assert not FanOut(workers=1).parallel(1000, 100 << 20)
+
+
+def test_ordered_map_keeps_at_most_two_batches_per_worker_in_flight() -> None:
+    pulled = []
+
+    def runs() -> Any:
+        for i in range(1, 100):
+            pulled.append(i)
+            yield (i,)
+
+    outcomes = ordered_map(_slow_first, runs(), 2)
+    assert next(outcomes) == 1
+    assert len(pulled) <= 2 * 2 + 1  # memory bounded: the rest is not even read yet
+    outcomes.close()
+
+
+def _failing(run: tuple[int, ...]) -> list[int]:
+    raise ValueError("a bug in the scan")
+
+
+def test_a_failing_worker_fails_the_search_instead_of_hanging() -> None:
+    with pytest.raises(RuntimeError, match="a search worker failed: ValueError"):
+        list(ordered_map(_failing, iter([(1,), (2,)]), 2))

@@ -11,14 +11,16 @@ in the readable mode, or with ``PERSYK_SEARCH_WORKERS=1``, the scan stays in thi
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
+import signal
+import struct
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeVar
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
+from typing import Any, Final, TypeVar
 
 from .._mode_name import MODE
 
@@ -97,28 +99,125 @@ def batches(
 def ordered_map(
     work: Callable[[tuple[T, ...]], list[R]], runs: Iterator[tuple[T, ...]], workers: int
 ) -> Iterator[R]:
-    """``work(run)`` for every run in worker processes, the outcomes in submission order.
+    """``work(run)`` for every run in forked worker processes, the outcomes in submission order.
 
-    Closing the iterator early (a page is full) cancels the batches not yet started."""
-    # Imported here: a serial scan (and every other command) never loads multiprocessing.
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor
-
-    # A forked worker flushes the standard streams it inherited when it ends: nothing the
-    # parent has buffered (the adapter's replies) may be in them, or it would be written twice.
+    Run ``i`` goes to worker ``i % workers``, which answers its runs in the order it got them,
+    so the parent reads the answers back in submission order, never in completion order. Each
+    worker has at most two runs outstanding. Plain pipes and ``os.fork``, no semaphores or
+    files: a confined adapter (Landlock, docs/runner-isolation.md) may create neither. Closing
+    the iterator early (a page is full) kills the workers; they only ever read.
+    """
     for stream in (sys.stdout, sys.stderr):
+        # A forked child starts with a copy of these buffers; nothing may be pending in them.
         if stream is not None:
             stream.flush()
-    context = multiprocessing.get_context("fork")  # the workers inherit the imported package
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    in_flight: deque[Future[list[R]]] = deque()
+    pool: list[_Worker] = []
+    for _ in range(workers):
+        pool.append(_Worker.start(work, pool))
+    pending: deque[_Worker] = deque()
     try:
-        for run in runs:
-            in_flight.append(pool.submit(work, run))
-            if len(in_flight) >= 2 * workers:
-                yield from in_flight.popleft().result()
-        while in_flight:
-            yield from in_flight.popleft().result()
+        for number, run in enumerate(runs):
+            worker = pool[number % workers]
+            worker.send(run)
+            pending.append(worker)
+            if len(pending) >= 2 * workers:
+                yield from pending.popleft().receive()
+        while pending:
+            yield from pending.popleft().receive()
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for worker in pool:
+            worker.stop(kill=bool(pending))
+
+
+_LENGTH = struct.Struct("<Q")
+
+
+def _write_message(fd: int, value: object) -> None:
+    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_LENGTH.pack(len(body)) + body)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    parts = []
+    while size:
+        part = os.read(fd, min(size, 1 << 20))
+        if not part:
+            raise EOFError
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _read_message(fd: int) -> Any:
+    (size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size))
+    return pickle.loads(_read_exactly(fd, size))
+
+
+@dataclass(frozen=True, slots=True)
+class _Worker:
+    pid: int
+    tasks: int  # the parent's end of the worker's task pipe
+    answers: int  # the parent's end of its answer pipe
+
+    @classmethod
+    def start(cls, work: Callable[[Any], Any], started: Sequence[_Worker]) -> _Worker:
+        task_read, task_write = os.pipe()
+        answer_read, answer_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns
+            code = 0
+            try:
+                # Only the parent may hold the other workers' pipes: a copy here would keep
+                # their task pipes open, and they would wait for more work forever.
+                for fd in (task_write, answer_read, *(f for w in started for f in (
+                        w.tasks, w.answers))):
+                    os.close(fd)
+                _serve(work, task_read, answer_write)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)  # no atexit handlers, no flush of inherited buffers
+        os.close(task_read)
+        os.close(answer_write)
+        return cls(pid, task_write, answer_read)
+
+    def send(self, run: object) -> None:
+        _write_message(self.tasks, run)
+
+    def receive(self) -> list[Any]:
+        try:
+            ok, value = _read_message(self.answers)
+        except EOFError:
+            raise RuntimeError("a search worker ended without answering") from None
+        if not ok:
+            raise RuntimeError(f"a search worker failed: {value}")
+        answer: list[Any] = value
+        return answer
+
+    def stop(self, *, kill: bool) -> None:
+        os.close(self.tasks)  # end of input: an idle worker exits
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        os.close(self.answers)
+        os.waitpid(self.pid, 0)
+
+
+def _serve(work: Callable[[Any], Any], tasks: int, answers: int) -> None:
+    """The worker's loop: a run in, its outcomes out, until the parent closes the task pipe."""
+    with contextlib.suppress(OSError):  # the standard streams are the parent's, not ours
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+    while True:
+        try:
+            run = _read_message(tasks)
+        except EOFError:
+            return
+        try:
+            answer = (True, work(run))
+        except Exception as error:  # a bug, not a session's fault: _scan reports those
+            answer = (False, f"{type(error).__name__}: {error}")
+        _write_message(answers, answer)
