@@ -7,15 +7,17 @@ envelope and recovery-type check shared by the reader and the writer (DSH-22).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import accumulate, repeat
 from typing import Any
 
 import orjson
 
 from ._errors import DshCode, DshError
-from ._header import is_count, is_safe_int
+from ._header import MAX_SAFE, is_count, is_safe_int
 from ._schemas import recovery_data_ok
 
 __all__ = [
+    "NOT_EVENT_TYPES",
     "ROW_TAGS",
     "Unparseable",
     "check_envelope",
@@ -27,7 +29,7 @@ __all__ = [
 
 # DSH-10: the storage tags of packed rows (never event types); DSH-8: "session" is the header.
 ROW_TAGS = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
-_NOT_EVENT_TYPES = ROW_TAGS | {"session"}
+NOT_EVENT_TYPES = ROW_TAGS | {"session"}
 _ROW_MEMBERS = frozenset({"type", "seq0", "time0", "data"})
 _TEXT_DATA = frozenset({"turn", "step", "index", "dt", "texts"})
 _CALL_DATA = frozenset({"turn", "step", "index", "id", "dt", "args"})
@@ -50,7 +52,7 @@ def check_envelope(event: object, *, line: int | None, pointer: str | None = Non
     if not (
         isinstance(event, dict)
         and isinstance(event.get("type"), str)
-        and event["type"] not in _NOT_EVENT_TYPES
+        and event["type"] not in NOT_EVENT_TYPES
         and event["type"] != ""
         and is_count(event.get("seq"))
         and is_safe_int(event.get("time"))
@@ -90,14 +92,18 @@ def _row_ok(row: Mapping[str, Any]) -> bool:
             return False
         payload = data["texts"]
     gaps = data["dt"]
+    # map() over builtins rather than generators: a row holds tens of pieces, and every load
+    # of a log checks every row.
     return (
         all(_is_number(data[k]) for k in ("turn", "step", "index"))
         and isinstance(payload, list)
         and len(payload) > 0
-        and all(isinstance(p, str) for p in payload)
+        and all(map(isinstance, payload, repeat(str)))
         and isinstance(gaps, list)
-        and all(is_safe_int(g) for g in gaps)
         and len(gaps) == len(payload) - 1
+        # is_safe_int of every gap: exactly int (no bool), within the safe range
+        and set(map(type, gaps)) <= {int}
+        and (not gaps or (min(gaps) >= -MAX_SAFE and max(gaps) <= MAX_SAFE))
     )
 
 
@@ -106,24 +112,28 @@ def expand_row(row: Mapping[str, Any], *, line: int) -> list[dict[str, Any]]:
     if not _row_ok(row):
         raise DshError.of(DshCode.ROW_INVALID, line=line)
     data = row["data"]
-    tool_call = row["type"] == "tool-call-chunks"
-    payload = data["args"] if tool_call else data["texts"]
+    seq0 = row["seq0"]
+    # The k-th piece's time: time0 plus the first k gaps.
+    times = accumulate(data["dt"], initial=row["time0"])
+    if row["type"] != "tool-call-chunks":
+        delta = _DELTA_OF_ROW[row["type"]]
+        turn, step, index = data["turn"], data["step"], data["index"]
+        return [
+            {"type": "assistant/chunk", "seq": seq0 + k, "time": time, "data": {
+                "turn": turn, "step": step,
+                "chunk": {"type": delta, "index": index, "text": piece}}}
+            for k, (time, piece) in enumerate(zip(times, data["texts"], strict=True))
+        ]
     events: list[dict[str, Any]] = []
-    time = row["time0"]
-    for k, piece in enumerate(payload):
-        if k:
-            time += data["dt"][k - 1]
-        if tool_call:
-            chunk: dict[str, Any] = {"type": "tool-call-delta", "index": data["index"],
-                                     "id": data["id"]}
-            if "name" in data:
-                chunk["name"] = data["name"]
-            chunk["argumentsDelta"] = piece
-        else:
-            chunk = {"type": _DELTA_OF_ROW[row["type"]], "index": data["index"], "text": piece}
+    for k, (time, piece) in enumerate(zip(times, data["args"], strict=True)):
+        chunk: dict[str, Any] = {"type": "tool-call-delta", "index": data["index"],
+                                 "id": data["id"]}
+        if "name" in data:
+            chunk["name"] = data["name"]
+        chunk["argumentsDelta"] = piece
         events.append({
             "type": "assistant/chunk",
-            "seq": row["seq0"] + k,
+            "seq": seq0 + k,
             "time": time,
             "data": {"turn": data["turn"], "step": data["step"], "chunk": chunk},
         })

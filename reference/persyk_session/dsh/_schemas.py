@@ -14,7 +14,7 @@ from persyk_contract import schema
 if TYPE_CHECKING:
     import jsonschema_rs
 
-__all__ = ["RECOVERY_TYPES", "load_dsh_schema", "recovery_data_ok"]
+__all__ = ["RECOVERY_TYPES", "load_dsh_schema", "recovery_data_ok", "recovery_validators"]
 
 RECOVERY_TYPES: tuple[str, ...] = (
     "turn/start", "turn/end", "step/start", "step/end", "tool/call", "tool/result",
@@ -28,7 +28,8 @@ def load_dsh_schema(name: str) -> dict[str, Any]:
 
 
 @cache
-def _validators() -> Mapping[str, jsonschema_rs.Validator]:
+def recovery_validators() -> Mapping[str, jsonschema_rs.Validator]:
+    """One validator per type recovery reads; a type not in it passes on its envelope."""
     import jsonschema_rs  # here: only recovery's data checks need it (issue 29)
 
     events = load_dsh_schema("events.json")
@@ -39,5 +40,5 @@ def _validators() -> Mapping[str, jsonschema_rs.Validator]:
 
 
 def recovery_data_ok(event_type: str, data: Any) -> bool:
-    validator = _validators().get(event_type)
+    validator = recovery_validators().get(event_type)
     return validator is None or bool(validator.is_valid(data))

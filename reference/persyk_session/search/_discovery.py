@@ -9,9 +9,10 @@ without I/O.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from ..read._context import effective_history
 from ..read._index import EntryMeta, IndexBuilder, SessionIndex
 from ..read._records import parse_record
 from ..read._store import SESSION_FILE, feed_lines
+from ._fanout import FanOut, batches, fan_out_from_env, ordered_map
 from ._judge import (
     Pin,
     Result,
@@ -33,7 +35,7 @@ from ._judge import (
     stale,
 )
 from ._roots import Root
-from ._textmatch import Query
+from ._textmatch import ByteScreen, Query
 
 __all__ = ["Candidate", "Discovery", "Page", "discover", "open_result", "search"]
 
@@ -52,6 +54,7 @@ class Candidate:
     created: str
     key: SortKey
     duplicates: tuple[str, ...] = ()
+    size: int = 0  # bytes of session.jsonl at discovery: what a scan of it will read
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -178,14 +181,15 @@ def _invalid(location: str, error: Diagnostic) -> SearchDiagnostic:
     )
 
 
-def _read_header(path: str) -> SessionIndex:
-    """The index of the first record alone (and blank lines before it): SRCH-28."""
+def _read_header(path: str) -> tuple[SessionIndex, int]:
+    """The index of the first record alone (and blank lines before it): SRCH-28; and the size
+    of the file."""
     builder = IndexBuilder()
-    with _open_regular(path) as (_fd, read, _info):
+    with _open_regular(path) as (_fd, read, info):
         for _ in feed_lines(builder, read, chunk_size=HEADER_CHUNK):
             if builder.first_seen:
                 break
-    return builder.build(empty=not builder.first_seen)
+    return builder.build(empty=not builder.first_seen), info.st_size
 
 
 def discover(roots: Sequence[Root]) -> Discovery:
@@ -214,7 +218,7 @@ def discover(roots: Sequence[Root]) -> Discovery:
                 found.append(file)
                 continue
             try:
-                index = _read_header(file)
+                index, size = _read_header(file)
             except OSError:
                 found.append(SearchDiagnostic(Code.SESSION_UNREADABLE, location=directory))
                 continue
@@ -224,7 +228,7 @@ def discover(roots: Sequence[Root]) -> Discovery:
             header = index.header
             candidates.append(Candidate(
                 directory, file, header["id"], header["timestamp"],
-                SortKey.of(header["timestamp"], directory),
+                SortKey.of(header["timestamp"], directory), size=size,
             ))
     return Discovery(
         tuple(sorted(_mark_duplicates(candidates), key=lambda c: c.key)),
@@ -241,7 +245,7 @@ def _mark_duplicates(candidates: list[Candidate]) -> list[Candidate]:
     out = []
     for c in candidates:
         others = tuple(sorted(loc for loc in by_id[c.session_id] if loc != c.location))
-        out.append(Candidate(c.location, c.file, c.session_id, c.created, c.key, others))
+        out.append(Candidate(c.location, c.file, c.session_id, c.created, c.key, others, c.size))
     return out
 
 
@@ -272,13 +276,22 @@ def _loader(fd: int) -> Callable[[EntryMeta], dict[str, Any]]:
     return load
 
 
+def _shown_to(tap: TextTap, read: Callable[[int], bytes]) -> Callable[[int], bytes]:
+    def read_and_show(size: int) -> bytes:
+        chunk = read(size)
+        tap.see(chunk)
+        return chunk
+
+    return read_and_show
+
+
 def _scan(candidate: Candidate, query: Query) -> Result | SearchDiagnostic | None:
     """Validate and search one session in a single pass (SRCH-19, SRCH-12)."""
-    tap = TextTap(query)
+    tap = TextTap(query, screen=ByteScreen.of(query))
     builder = _TappedBuilder(tap)
     try:
         with _open_regular(candidate.file) as (fd, read, info):
-            for _ in feed_lines(builder, read, chunk_size=SCAN_CHUNK):
+            for _ in feed_lines(builder, _shown_to(tap, read), chunk_size=SCAN_CHUNK):
                 pass
             index = builder.build(empty=not builder.first_seen)
             if not index.valid or index.header is None:
@@ -290,6 +303,27 @@ def _scan(candidate: Candidate, query: Query) -> Result | SearchDiagnostic | Non
             )
     except OSError:
         return SearchDiagnostic(Code.SESSION_UNREADABLE, location=candidate.location)
+
+
+Outcome = Result | SearchDiagnostic | None
+
+
+def _scan_run(run: tuple[Candidate, ...], query: Query) -> list[Outcome]:
+    """:func:`_scan` of consecutive sessions: the unit of work a search worker is sent."""
+    return [_scan(candidate, query) for candidate in run]
+
+
+def _outcomes(
+    candidates: Sequence[Candidate], query: Query, fan_out: FanOut
+) -> Generator[Outcome, None, None]:
+    """The outcome of every candidate, in the candidates' order, however many processes scan."""
+    sizes = [c.size for c in candidates]
+    if not fan_out.parallel(len(candidates), sum(sizes)):
+        for candidate in candidates:
+            yield _scan(candidate, query)
+        return
+    work = functools.partial(_scan_run, query=query)
+    yield from ordered_map(work, batches(candidates, sizes, fan_out), fan_out.workers)
 
 
 def _pin_of(fd: int, info: os.stat_result, last: tuple[int, int] | None) -> Pin:
@@ -313,13 +347,18 @@ class Page:
         }
 
 
-def search(roots: Sequence[Root], query: Query, limit: int, cursor: str | None) -> Page:
+def search(
+    roots: Sequence[Root], query: Query, limit: int, cursor: str | None,
+    fan_out: FanOut | None = None,
+) -> Page:
     """One page of results (SRCH-16, SRCH-36, SRCH-37).
 
     Sessions are examined in sort order after the cursor, each streamed once, until ``limit``
     results are found and one more matching session proves that a next page exists. A page
     reports the root and discovery diagnostics, and the invalid sessions it examined up to its
-    last result (all remaining ones on the last page).
+    last result (all remaining ones on the last page). ``fan_out`` (default: from the
+    environment, :func:`._fanout.fan_out_from_env`) says how many processes scan; the page is
+    the same whatever it says.
     """
     found = discover(roots)
     after = None if cursor is None else decode_cursor(cursor, query, found.roots)
@@ -327,10 +366,9 @@ def search(roots: Sequence[Root], query: Query, limit: int, cursor: str | None) 
     examined: list[SearchDiagnostic] = []
     pending: list[SearchDiagnostic] = []
     more = False
-    for candidate in found.sessions:
-        if after is not None and candidate.key <= after:
-            continue
-        outcome = _scan(candidate, query)
+    todo = [c for c in found.sessions if after is None or c.key > after]
+    outcomes = _outcomes(todo, query, fan_out or fan_out_from_env())
+    for outcome in outcomes:
         if isinstance(outcome, SearchDiagnostic):
             pending.append(outcome)
         elif outcome is not None:
@@ -340,6 +378,7 @@ def search(roots: Sequence[Root], query: Query, limit: int, cursor: str | None) 
             results.append(outcome)
             examined += pending
             pending = []
+    outcomes.close()  # a full page: the batches still queued are never scanned
     if not more:
         examined += pending
     next_cursor = None

@@ -20,7 +20,8 @@ from typing import Any, Final
 
 from .._errors import Code, ContractError, Diagnostic
 from ..read._index import EntryMeta, SessionIndex
-from ._textmatch import Query, excerpt, fold, is_blank, title_piece
+from ..read._records import MAX_RECORD_BYTES
+from ._textmatch import ByteScreen, Query, excerpt, fold, is_blank, title_piece
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -201,6 +202,10 @@ def stale() -> ContractError:
 # --- one session ---------------------------------------------------------------------------
 
 
+# A line longer than this is no record (REC-11): the screen stops holding its bytes.
+_HELD: Final = MAX_RECORD_BYTES + 1
+
+
 @dataclass(slots=True)
 class TextTap:
     """Fed every committed record while a session streams by; keeps only the ids of entries
@@ -209,6 +214,31 @@ class TextTap:
     query: Query
     hits: set[str] = field(default_factory=set)
     last: tuple[int, int] | None = None  # offset and length of the last entry's record
+    screen: ByteScreen | None = None  # a prefilter of the bytes :meth:`see` is shown
+    _seen: int = 0  # bytes shown so far
+    _open: bytes | None = b""  # the line still open after them; None when over the limit
+    _clear: tuple[int, int] = (0, 0)  # the byte range of the latest lines the screen cleared
+
+    def see(self, chunk: bytes) -> None:
+        """Shown each chunk of the session's bytes, in order, before its records: the whole
+        lines that end in it are screened at once (one byte scan instead of one match per
+        record); records inside lines the screen clears are not matched one by one."""
+        if self.screen is None:
+            return
+        base = self._seen
+        self._seen += len(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            held = self._open
+            self._open = None if held is None or len(held) + len(chunk) > _HELD else held + chunk
+            return
+        if self._open is None:  # the first line here ends one over the limit: no record
+            first = chunk.find(b"\n") + 1
+            lines, start = chunk[first:cut], base + first
+        else:
+            lines, start = self._open + chunk[:cut], base - len(self._open)
+        self._clear = (0, 0) if self.screen.may_hold(lines) else (start, base + cut)
+        self._open = chunk[cut:]
 
     def record(self, obj: dict[str, Any], offset: int, length: int) -> None:
         # The hot path of search: one call per record of every session, so kept flat.
@@ -216,6 +246,9 @@ class TextTap:
         if kind == "session":
             return
         self.last = (offset, length)
+        low, high = self._clear
+        if low <= offset and offset + length < high:
+            return  # its line was screened: the query cannot be in any of its strings
         if kind == "message":
             content = obj["message"]["content"]
         elif kind == "custom_message":
@@ -301,7 +334,6 @@ def judge(
     SRCH-14: the title and the excerpt come only from ``kept``, the surviving entries."""
     assert index.header is not None
     query = tap.query
-    kept = surviving(index)
     matched: list[str] = []
     text_entry: EntryMeta | None = None
     if not query.empty:
@@ -309,6 +341,10 @@ def judge(
             matched.append("name")
         if any(query.found_in(label) for label in index.labels.values()):
             matched.append("label")
+        if not matched and not tap.hits:
+            return None  # most sessions of a search: no need to walk the leaf's ancestry
+    kept = surviving(index)
+    if not query.empty:
         text_entry = next((e for e in kept if e.id in tap.hits), None)
         if text_entry is not None:
             matched.append("text")

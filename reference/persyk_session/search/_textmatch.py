@@ -17,8 +17,10 @@ from typing import Any, Final
 
 __all__ = [
     "EXCERPT_LIMIT",
+    "FOLDS_TO_ASCII",
     "QUERY_LIMIT",
     "TITLE_LIMIT",
+    "ByteScreen",
     "Query",
     "excerpt",
     "fold",
@@ -149,3 +151,97 @@ def _match_clusters(clusters: list[str], query: Query) -> tuple[int, int]:
             break
         position = following
     return first, max(last, first)
+
+
+# --- the byte screen: a prefilter, never the verdict (SRCH-30) ------------------------------
+
+# Every code point above ASCII whose full case folding holds an ASCII character, with its
+# folding: the only way text with no ASCII run equal to an ASCII query can fold into one, once
+# the text is known to be in NFC (tests/test_search_screen.py recomputes these tables from the
+# Unicode database Python ships).
+FOLDS_TO_ASCII: Final = {
+    chr(code): chr(code).casefold()
+    for code in (
+        0xDF, 0x130, 0x149, 0x17F, 0x1F0, 0x1E96, 0x1E97, 0x1E98, 0x1E99, 0x1E9A, 0x1E9E,
+        0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06,
+    )
+}
+# The characters of combining class 0 that NFC may still compose with the character before
+# them (NFC_Quick_Check=Maybe): the second character of a canonical pair, and the Hangul
+# vowel and trailing consonant jamo (composed by the algorithm, not the table).
+COMPOSES_WITH_PREVIOUS: Final = frozenset(
+    [chr(code) for code in (
+        0x9BE, 0x9D7, 0xB3E, 0xB56, 0xB57, 0xBBE, 0xBD7, 0xCC2, 0xCD5, 0xCD6, 0xD3E, 0xD57,
+        0xDCF, 0xDDF, 0xFB5, 0xFB7, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0,
+        0x114BA, 0x114BD, 0x115AF, 0x11930,
+    )]
+    + [chr(code) for code in range(0x1100, 0x1200)]  # the whole Hangul Jamo block
+)
+# What a JSON escape other than \uXXXX decodes to (RFC 8259 section 7).
+_ESCAPED: Final = frozenset('"\\/\b\f\n\r\t')
+_ASCII_BYTES: Final = bytes(range(0x80))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stable(char: str) -> bool:
+    """A stable code point of NFC (UAX #15): combining class 0, NFC_Quick_Check=Yes, and never
+    composed with the character before it. NFC leaves text made only of these as it is, and
+    so every piece of it."""
+    return (
+        not unicodedata.combining(char)
+        and unicodedata.normalize("NFC", char) == char
+        and char not in COMPOSES_WITH_PREVIOUS
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ByteScreen:
+    """Says of whole JSONL lines, from their bytes, whether any JSON string in them *may*
+    fold to contain the query; only ``False`` is acted on (the lines' records need not be
+    matched one by one), ``True`` sends them through the exact match.
+
+    ``False`` is proved, never guessed, and only for a non-empty ASCII query:
+
+    * an escape may hide any character (``\\u005a`` is ``Z``): lines holding ``\\u`` are
+      always matched exactly, and so are lines holding any escape when the query holds a
+      character an escape decodes to (otherwise an escape only puts an ASCII character the
+      query lacks where the bytes hold two, which splits a match in both or in neither);
+    * every character above ASCII in the lines must be a stable code point of NFC: then the
+      text, and every string in it, is in NFC already, and folding it is plain case folding,
+      character by character;
+    * case folding turns an ASCII letter into its lower case and maps just the characters of
+      :data:`FOLDS_TO_ASCII` to anything ASCII; with those replaced by their folding, an ASCII
+      run of the folded text is an ASCII run of the lower-cased bytes.
+
+    So a query found in none of the lower-cased lines is found in none of their strings.
+    """
+
+    needle: bytes | None  # the folded query's bytes; None when it cannot be screened
+    escapable: bool  # the query holds a character an escape other than \\u decodes to
+
+    @classmethod
+    def of(cls, query: Query) -> ByteScreen:
+        folded = query.folded
+        if not folded or not folded.isascii():
+            return cls(None, True)
+        return cls(folded.encode(), any(c in _ESCAPED or c < " " for c in folded))
+
+    def may_hold(self, lines: bytes) -> bool:
+        needle = self.needle
+        if needle is None:
+            return True
+        if b"\\" in lines and (self.escapable or b"\\u" in lines):
+            return True
+        if not lines.isascii():
+            # The characters above ASCII alone: UTF-8 gives them bytes of 0x80 and more only.
+            try:
+                above = set(lines.translate(None, _ASCII_BYTES).decode())
+            except UnicodeDecodeError:
+                return True  # such a line is no record (REC-3): leave it to the exact path
+            for char in above:
+                if not _stable(char):
+                    return True
+                folded = FOLDS_TO_ASCII.get(char)
+                if folded is not None:
+                    lines = lines.replace(char.encode(), folded.encode())
+        return needle in lines.lower()
