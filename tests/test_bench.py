@@ -250,6 +250,20 @@ def test_sizes_make_a_scaling_series_and_only_selects_by_glob(
     assert main(["bench", "--list", "--only", "no-such-workload"]) == 2
 
 
+def test_a_paged_walk_point_holds_entries_in_proportion_to_its_size(tmp_path: Path) -> None:
+    # Issue 27: the paged walk is a scaling series, so the cost-against-size table can show it
+    # linear; each point's session must grow with the point's size, not stay at 100,000 entries.
+    from persyk_conformance.bench._run import BenchConfig, workloads_for
+
+    points = workloads_for(BenchConfig(impls=(), scale=0.1, sizes=(10.0, 40.0),
+                                       only=("paged-walk*",)))
+    assert [w.key for w in points] == ["paged-walk@10MB", "paged-walk@40MB"]
+    store = DataStore(tmp_path)
+    small, large = (w.prepare(store).params["entries"] for w in points)
+    assert 3.9 < large / small < 4.1, (small, large)
+    assert 0.9 < points[0].prepare(store).size_bytes / (10 * 0.1 * 2**20) < 1.1
+
+
 def test_generated_inputs_are_reused_only_while_their_bytes_match(tmp_path: Path) -> None:
     first = DataStore(tmp_path).session("text", {"bytes": 70_000},
                                         lambda p: write_text_session(p, 70_000))

@@ -54,7 +54,8 @@ WORKLOADS: tuple[type[Workload], ...] = (
 )
 # The workloads whose cost should grow with the input's bytes (or not at all: recovery reads
 # the tail), run at each of --sizes for the cost-against-size plot.
-SCALING: tuple[type[Workload], ...] = (ValidateShort, ValidateEvents, InfoAudio, RecoverTorn)
+SCALING: tuple[type[Workload], ...] = (ValidateShort, ValidateEvents, InfoAudio, RecoverTorn,
+                                       PagedWalk)
 
 
 @dataclass(frozen=True, slots=True)
