@@ -23,7 +23,7 @@ from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_stream
 from ._bodies_fast import KEPT_BODY_BUDGET, KeptBodies, paused_gc
 from ._index import EntryMeta, IndexBuilder, SessionIndex
-from ._mode import KEEP_PARSED_BODIES, parse_record
+from ._mode import KEEP_PARSED_BODIES, parse_record, typed_message_lane
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
@@ -110,8 +110,21 @@ def feed_lines(
         read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
         first_offset=start_offset,
     )
+    # The fast mode's lane for plain message entries builds no dict, so it serves only a read
+    # that keeps no body; the header (the first record) always takes parse_record.
+    typed = typed_message_lane() if kept is None else None
+    past_first = False  # builder.first_seen, which once true stays true
     for line, offset, length, data, terminated in lines:
         builder.note_line(line)
+        if typed is not None and terminated and data is not None and (
+            past_first or builder.first_seen
+        ):
+            past_first = True
+            ids = typed(data)
+            if ids is not None:
+                yield builder.add_plain_message(
+                    ids[0], ids[1], line=line, offset=offset, length=length)
+                continue
         if length > MAX_RECORD_BYTES:
             # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
             found = [
