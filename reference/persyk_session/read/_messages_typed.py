@@ -162,12 +162,17 @@ _encode: Final = msgspec.json.Encoder().encode
 # the bytes would differ from the record (which lacks it).
 
 # Copied from _records_fast (the same REC-12 screen): valid JSON nesting 129 containers holds
-# at least 2 * 129 brackets; records above 16 KiB are left to its walk.
+# at least 2 * 129 brackets; records above 16 KiB are left to its walk (and so is every record
+# over the REC-11 limit, which feed_lines never offers anyway).
 _SHORTEST_TOO_DEEP: Final = 2 * (MAX_DEPTH + 1)
 _WALK_WITHOUT_COUNTING: Final = 16_384
+assert _WALK_WITHOUT_COUNTING < MAX_RECORD_BYTES
+# One pass keeps only the bytes both screens count, opening brackets (REC-12) and digits
+# (REC-8): a record with at most MAX_DEPTH of them together passes both without a second look.
+_NOT_COUNTED: Final = bytes(i for i in range(256) if i not in b"[{0123456789")
 # REC-8: an integer literal of 309 digits or more may overflow a double (see the docstring).
-# Digits become "0" and every other byte "x", then a run of 309 zeros is searched for: two
-# linear passes in C (a regex ``[0-9]{309}`` restarts at every digit and costs far more).
+# Digits become "0" and every other byte "x", then a run of 309 zeros is searched for (a regex
+# ``[0-9]{309}`` restarts at every digit and costs far more).
 _LONGEST_SAFE_RUN: Final = 308
 _DIGITS_TO_ZERO: Final = bytes(ord("0") if 0x30 <= i <= 0x39 else ord("x") for i in range(256))
 _OVERFLOWING_RUN: Final = b"0" * (_LONGEST_SAFE_RUN + 1)
@@ -175,11 +180,10 @@ _OVERFLOWING_RUN: Final = b"0" * (_LONGEST_SAFE_RUN + 1)
 
 def plain_message_ids(data: bytes) -> tuple[str, str | None] | None:
     """``(id, parentId)`` of a record proven to be a valid plain message entry, else None."""
-    if len(data) >= _SHORTEST_TOO_DEEP and (
-        len(data) > _WALK_WITHOUT_COUNTING or data.count(b"[") + data.count(b"{") > MAX_DEPTH
-    ):
+    if len(data) > _WALK_WITHOUT_COUNTING:
         return None
-    if len(data) > MAX_RECORD_BYTES:  # REC-11: never parsed (feed_lines never asks)
+    counted = data.translate(None, _NOT_COUNTED)
+    if len(counted) > MAX_DEPTH and _screened_out(data, counted):
         return None
     try:
         entry = _decode(data)
@@ -189,6 +193,13 @@ def plain_message_ids(data: bytes) -> tuple[str, str | None] | None:
         return None
     if entry.timestamp[8:10] > "28":  # ENV-5: days 29..31 need the calendar
         return None
-    if len(data) > _LONGEST_SAFE_RUN and _OVERFLOWING_RUN in data.translate(_DIGITS_TO_ZERO):
-        return None
     return entry.id, entry.parentId
+
+
+def _screened_out(data: bytes, counted: bytes) -> bool:
+    """True if the record may nest too deep (REC-12) or hold an overflowing integer (REC-8)."""
+    openers = counted.count(b"[") + counted.count(b"{")
+    if len(data) >= _SHORTEST_TOO_DEEP and openers > MAX_DEPTH:
+        return True
+    return len(counted) - openers > _LONGEST_SAFE_RUN and (
+        _OVERFLOWING_RUN in data.translate(_DIGITS_TO_ZERO))
