@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_conformance.bench._data import conversation_records
 from persyk_conformance.strategies import json_values, messages, timestamps
-from persyk_session._errors import Code, ContractError
+from persyk_session._errors import Code, ContractError, Diagnostic
 from persyk_session.read import _records, _schema, _store
 from persyk_session.read._entries import EntryList, EntryTable
 from persyk_session.read._entries_fast import ColumnTable
+from persyk_session.read._index import IndexBuilder
 from persyk_session.read._messages_typed import plain_message_ids
 
 SETTINGS = settings(
@@ -262,3 +263,29 @@ def test_add_linked_message_commits_only_a_new_id_under_a_committed_parent(
         ("a", None, "message", 2, 10, 5, 0, None, None),
         ("b", "a", "message", 5, 28, 5, 1, None, None),
     ]
+
+
+class _TappingBuilder(IndexBuilder):
+    """Like search's builder: sees every committed record through add_record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def add_record(
+        self, obj: dict[str, Any], *, line: int, offset: int, length: int
+    ) -> list[Diagnostic]:
+        found = super().add_record(obj, line=line, offset=offset, length=length)
+        self.seen.append(obj["id"])
+        return found
+
+
+def test_feed_lines_hands_every_record_to_add_record_unless_asked_for_the_lane() -> None:
+    data = HEADER + b"".join(conversation_records(random.Random(1), 5))
+    chunks = [data]
+    builder = _TappingBuilder()
+    for _ in _store.feed_lines(builder, lambda _n: chunks.pop() if chunks else b""):
+        pass
+    assert builder.seen == ["s1", "e00000000", "e00000001", "e00000002", "e00000003", "e00000004"]
+    with pytest.raises(ValueError, match="typed lane"):
+        next(_store.feed_lines(_TappingBuilder(), lambda _n: b"", typed=True))
