@@ -36,7 +36,7 @@ class Pin:
 
 
 # What a command module of this package imports in readable mode is never a fast path.
-FAST = ("orjson", "jsonschema_rs")
+FAST = ("orjson", "jsonschema_rs", "msgspec")
 
 PINS: dict[str, Pin] = {
     "validate": Pin(("validate", "{s}"), f"{P}operations._read",

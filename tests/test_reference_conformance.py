@@ -65,13 +65,13 @@ with tempfile.TemporaryDirectory() as folder:
     assert "header" in OPERATIONS["create"]({"session": folder})
     assert OPERATIONS["validate"]({"session": folder})["valid"]
 loaded = {name.split(".")[0] for name in sys.modules}
-print(json.dumps(sorted(loaded & {"orjson", "jsonschema_rs"})))
+print(json.dumps(sorted(loaded & {"orjson", "jsonschema_rs", "msgspec"})))
 """
 
 
 @pytest.mark.parametrize(
     ("mode", "imported"),
-    [("readable", []), ("fast", ["jsonschema_rs", "orjson"])],
+    [("readable", []), ("fast", ["jsonschema_rs", "msgspec", "orjson"])],
     ids=["readable", "fast"],
 )
 def test_readable_mode_imports_neither_orjson_nor_jsonschema_rs(

@@ -72,6 +72,13 @@ class EntryTable(EntryLookup, Protocol):
         The table works out its depth."""
         ...
 
+    def add_linked_message(
+        self, entry_id: str, parent_id: str | None, *, line: int, offset: int, length: int
+    ) -> bool:
+        """Append a ``message`` entry if ID-3 and TREE-1 hold (its id is new, its parent is
+        None or committed); False, appending nothing, if either fails."""
+        ...
+
     def fork(self) -> EntryTable:
         """A table holding the same entries that can grow without changing this one."""
         ...
@@ -111,6 +118,15 @@ class EntryList:
         )
         self._positions[entry_id] = len(self._entries)
         self._entries.append(entry)
+
+    def add_linked_message(
+        self, entry_id: str, parent_id: str | None, *, line: int, offset: int, length: int
+    ) -> bool:
+        if entry_id in self or (parent_id is not None and parent_id not in self):
+            return False
+        self.add(entry_id, parent_id, "message", line=line, offset=offset, length=length,
+                 target_id=None, recording_id=None)
+        return True
 
     def fork(self) -> EntryList:
         return EntryList(self._entries)

@@ -246,6 +246,27 @@ class IndexBuilder:
             self._commit(obj, line=line, offset=offset, length=length)
         return found
 
+    def add_plain_message(
+        self, entry_id: str, parent_id: str | None, *, line: int, offset: int, length: int
+    ) -> list[Diagnostic]:
+        """:meth:`add_entry` for a ``message`` entry already proven schema-valid with no rule
+        beyond the schema to apply (``_messages_typed``), given only its id and parentId.
+
+        For such an entry :meth:`check_entry` reduces to ID-3 and TREE-1 (``graph_findings``
+        looks at nothing else of a message), and committing it touches no global field.
+        """
+        if not self._built and self._table.add_linked_message(
+            entry_id, parent_id, line=line, offset=offset, length=length
+        ):
+            self._lines = max(self._lines, line)
+            return []
+        entry = {"type": "message", "id": entry_id, "parentId": parent_id}
+        found = graph_findings(entry, line, self._table, self._recordings)
+        if not found:  # as in _commit: a built index is never extended
+            raise RuntimeError("IndexBuilder.build() was called; use from_index() to continue")
+        self._extend(found)
+        return found
+
     def commit_checked(
         self, obj: dict[str, Any], *, line: int, offset: int, length: int
     ) -> None:

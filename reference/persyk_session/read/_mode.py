@@ -6,17 +6,21 @@ table of plain tuples (``_entries``); neither orjson nor jsonschema_rs is import
 mutation validates the whole committed file (no live index, ``_live``). Unset or ``fast``
 (the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
 proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
-the live index, and keeps the bodies ``context`` projects from its validating pass
-(``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement tests
-(tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
-tests/test_context_one_pass.py) and the conformance suite, run in both modes, hold them to it.
+the live index, reads the common record (a plain message entry) through ``_messages_typed``
+(msgspec, typed) when no body is kept, and keeps the bodies ``context`` projects from its
+validating pass (``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement
+tests (tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
+tests/test_context_one_pass.py, tests/test_messages_typed.py) and the conformance suite, run
+in both modes, hold them to it.
 
 The I/O edge and the builder import the chosen functions from here; the core modules never do.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import functools
+from collections.abc import Callable
+from typing import Final, TypeAlias
 
 from .._mode_name import MODE
 
@@ -29,11 +33,15 @@ __all__ = [
     "encode_record",
     "loads_json",
     "parse_record",
+    "typed_message_lane",
     "validate_entry",
     "validate_header",
 ]
 
 READABLE: Final = MODE == "readable"
+# ``_messages_typed.plain_message_ids``: (id, parentId) of a record proven to be a valid plain
+# message entry, or None (the record then takes parse_record and the schema).
+PlainMessageIds: TypeAlias = Callable[[bytes], "tuple[str, str | None] | None"]
 # The fast mode keeps the bodies a read is about to project from its validating pass
 # (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
 KEEP_PARSED_BODIES: Final = not READABLE
@@ -47,3 +55,15 @@ else:
     from ._json_fast import loads_json  # the adapter's request lines (issue 27)
     from ._records_fast import dumps_json, encode_record, parse_record
     from ._schema_fast import validate_entry, validate_header
+
+
+@functools.cache
+def typed_message_lane() -> PlainMessageIds | None:
+    """``_messages_typed.plain_message_ids`` in the fast mode, None in the readable one (which
+    reads every record through parse_record and the schema). msgspec is imported on the first
+    read that asks, never by a command that reads no session."""
+    if READABLE:
+        return None
+    from ._messages_typed import plain_message_ids
+
+    return plain_message_ids

@@ -248,7 +248,7 @@ class ReadCache:
         read = _CountingReader(cached.fd, cached.size, self.counters)
         builder = IndexBuilder.from_index(cached.index)
         for _ in feed_lines(builder, read, first_line=cached.index.lines + 1,
-                            start_offset=cached.size):
+                            start_offset=cached.size, typed=True):
             pass
         index = builder.build()
         if not index.valid:

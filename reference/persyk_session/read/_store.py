@@ -23,7 +23,7 @@ from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_stream
 from ._bodies_fast import KEPT_BODY_BUDGET, KeptBodies, paused_gc
 from ._index import EntryMeta, IndexBuilder, SessionIndex
-from ._mode import KEEP_PARSED_BODIES, parse_record
+from ._mode import KEEP_PARSED_BODIES, parse_record, typed_message_lane
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
@@ -96,6 +96,7 @@ def feed_lines(
     first_line: int = 1,
     start_offset: int = 0,
     kept: KeptBodies | None = None,
+    typed: bool = False,
 ) -> Iterator[list[Diagnostic]]:
     """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
 
@@ -105,13 +106,31 @@ def feed_lines(
     validated prefix). Yields each line's findings, empty when the line was committed; every
     finding is also in the builder, so reading to the end leaves them all in ``build()``.
     ``kept`` is offered every committed record (the header too, which it never keeps).
+    ``typed`` lets the fast mode's typed lane (``_messages_typed``) commit plain message entries
+    without building their dicts: only for a plain :class:`IndexBuilder` and no ``kept``, since
+    the lane never calls ``add_record`` (search's tapping builder needs every record).
     """
     lines = split_stream(
         read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
         first_offset=start_offset,
     )
+    # The fast mode's lane for plain message entries builds no dict, so it serves only a read
+    # that keeps no body; the header (the first record) always takes parse_record.
+    if typed and (kept is not None or type(builder).add_record is not IndexBuilder.add_record):
+        raise ValueError("the typed lane hands no record to kept bodies or an add_record tap")
+    lane = typed_message_lane() if typed else None
+    past_first = False  # builder.first_seen, which once true stays true
     for line, offset, length, data, terminated in lines:
         builder.note_line(line)
+        if lane is not None and terminated and data is not None and (
+            past_first or builder.first_seen
+        ):
+            past_first = True
+            ids = lane(data)
+            if ids is not None:
+                yield builder.add_plain_message(
+                    ids[0], ids[1], line=line, offset=offset, length=length)
+                continue
         if length > MAX_RECORD_BYTES:
             # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
             found = [
@@ -153,7 +172,7 @@ def index_stream(
     """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule (and
     keeping the bodies ``kept`` asks for)."""
     builder = IndexBuilder()
-    for _ in feed_lines(builder, read, chunk_size=chunk_size, kept=kept):
+    for _ in feed_lines(builder, read, chunk_size=chunk_size, kept=kept, typed=kept is None):
         pass
     # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
     return builder.build(empty=not builder.first_seen)
