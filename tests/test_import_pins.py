@@ -3,8 +3,9 @@ interpreter, and the modules loaded after its run are compared with its pin.
 
 One line per command: what it must import (so that a run that failed before reaching its
 operation cannot pass) and what it must not. ``validate`` loads no search, realtime, media or
-dsh module, and in readable mode (read/_mode.py) neither orjson nor jsonschema_rs; ``dsh`` loads
-the base and ``dsh`` only.
+dsh module, and in readable mode (read/_mode.py) neither orjson nor jsonschema_rs; each ``dsh``
+operation loads the base and ``dsh`` only, and in readable mode (dsh/_json.py) neither orjson nor
+jsonschema_rs either (issue 26, point 4).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,10 @@ class Pin:
 
 # What a command module of this package imports in readable mode is never a fast path.
 FAST = ("orjson", "jsonschema_rs", "msgspec")
+# The dsh profile shares nothing with the v1 reference but the durable writes (dsh/__init__.py).
+NOT_V1 = (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime", f"{P}operations",
+          *HEAVY)
+DSH_TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'
 
 PINS: dict[str, Pin] = {
     "validate": Pin(("validate", "{s}"), f"{P}operations._read",
@@ -79,9 +84,26 @@ PINS: dict[str, Pin] = {
     "open-result": Pin(("open-result", "{}"), f"{P}operations._search",
                        (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append",
                         "numpy", "soundfile")),
-    "dsh": Pin(("dsh", "list", "--root", "{root}"), f"{P}dsh.operations",
-               (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime",
-                f"{P}operations", "jsonschema_rs", "jsonschema", *HEAVY)),
+    "dsh list": Pin(("dsh", "list", "--root", "{dsh}", "--json"), f"{P}dsh.operations",
+                    (*NOT_V1, "jsonschema_rs", "jsonschema")),
+    "dsh list readable": Pin(("dsh", "list", "--root", "{dsh}", "--json"), f"{P}dsh.operations",
+                             (*NOT_V1, *FAST, "jsonschema"), mode="readable"),
+    "dsh create": Pin(("dsh", "create", "--root", "{dsh}", "--id", "d2", "--json"),
+                      f"{P}dsh.operations", (*NOT_V1, "jsonschema_rs", "jsonschema")),
+    "dsh create readable": Pin(("dsh", "create", "--root", "{dsh}", "--id", "d2", "--json"),
+                               f"{P}dsh.operations", (*NOT_V1, *FAST, "jsonschema"),
+                               mode="readable"),
+    # append and load check the data of the types recovery reads (DSH-12): jsonschema-rs in the
+    # fast mode, python-jsonschema in the readable one.
+    "dsh append": Pin(("dsh", "append", "--root", "{dsh}", "--id", "d3", "--json"),
+                      f"{P}dsh._encode", (*NOT_V1, "jsonschema"), stdin=DSH_TURN_START),
+    "dsh append readable": Pin(("dsh", "append", "--root", "{dsh}", "--id", "d4", "--json"),
+                               f"{P}dsh._encode", (*NOT_V1, *FAST), mode="readable",
+                               stdin=DSH_TURN_START),
+    "dsh load": Pin(("dsh", "load", "--root", "{dsh}", "--id", "d1", "--json"), f"{P}dsh._scan",
+                    (*NOT_V1, "jsonschema")),
+    "dsh load readable": Pin(("dsh", "load", "--root", "{dsh}", "--id", "d1", "--json"),
+                             f"{P}dsh._scan", (*NOT_V1, *FAST), mode="readable"),
     "adapter": Pin(("adapter",), f"{P}adapter",
                    (f"{P}dsh", f"{P}search", f"{P}realtime", f"{P}media", f"{P}write._append",
                     *HEAVY),
@@ -118,8 +140,13 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                            str(root / "s"), "--id", "h1", "--timestamp",
                            "2026-01-01T00:00:00.000Z"], capture_output=True)
     assert made.returncode == 0, made.stderr
+    dsh = base / "dsh"
+    appended = subprocess.run([sys.executable, "-m", "persyk_session.cli", "dsh", "append",
+                               "--root", str(dsh), "--id", "d1"], input=DSH_TURN_START,
+                              capture_output=True)
+    assert appended.returncode == 0, appended.stderr
     return {"s": str(root / "s"), "root": str(root), "new": str(base / "new"),
-            "absent": str(base / "absent.script"), "base": str(base)}
+            "absent": str(base / "absent.script"), "base": str(base), "dsh": str(dsh)}
 
 
 def loaded_by(pin: Pin, places: dict[str, str], name: str, prelude: str = "") -> list[str]:
@@ -142,6 +169,18 @@ def test_each_command_imports_only_what_its_part_of_the_spec_needs(
     assert unwanted(modules, pin.forbidden) == []
 
 
+@pytest.mark.parametrize("name", sorted(n for n, pin in PINS.items() if pin.mode == "fast"))
+def test_no_command_loads_orjson_or_jsonschema_rs_in_readable_mode(
+    name: str, places: dict[str, str]
+) -> None:
+    # read/_mode.py and dsh/_json.py: readable mode runs the readable core alone, in every
+    # command (issue 26, point 4), not only in those with a readable pin above.
+    pin = replace(PINS[name], mode="readable")
+    modules = loaded_by(pin, places, f"{name} as readable")
+    assert pin.needs in modules, f"{name} never reached {pin.needs}: the run is no evidence"
+    assert unwanted(modules, FAST) == []
+
+
 def test_every_command_of_the_table_has_a_pin() -> None:
     from persyk_session.cli import COMMANDS
 
@@ -155,7 +194,10 @@ def test_the_pin_catches_a_command_that_loads_everything(places: dict[str, str])
     modules = loaded_by(PINS["validate readable"], places, "eager", prelude=eager)
     found = unwanted(modules, PINS["validate readable"].forbidden)
     assert f"{P}search._discovery" in found and f"{P}media._capture" in found
-    assert "orjson" in found  # the dsh profile's schemas and records load it in every mode
+    # Even with every command's module imported (dsh's included), readable mode loads no fast
+    # path: dsh reads and writes through dsh/_json.py (issue 26, point 4).
+    assert f"{P}dsh._records" in found
+    assert [m for m in found if m in FAST] == []
 
 
 def test_unwanted_names_a_forbidden_module_and_its_submodules_only() -> None:

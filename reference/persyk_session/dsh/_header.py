@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from . import _json
 from ._errors import DshCode, DshError
 from ._layout import bucket_name
 
@@ -60,8 +59,8 @@ def check_header(header: object, *, line: int | None = 1, pointer: str | None = 
 def parse_header(line: bytes) -> dict[str, Any]:
     """The first line of a log (without its LF) as a checked header."""
     try:
-        header = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        header = _json.loads(line)
+    except _json.DecodeError:
         raise DshError.of(DshCode.HEADER_INVALID, line=1, detail="not JSON") from None
     check_header(header)
     assert isinstance(header, dict)

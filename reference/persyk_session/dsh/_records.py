@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from itertools import accumulate, repeat
 from typing import Any
 
-import orjson
-
+from . import _json
 from ._errors import DshCode, DshError
 from ._header import MAX_SAFE, is_count, is_safe_int
 from ._schemas import recovery_data_ok
@@ -151,8 +150,8 @@ def parse_record(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
     and :class:`DshError` for every other fault.
     """
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        value = _json.loads(line)
+    except _json.DecodeError:
         raise Unparseable from None
     if not isinstance(value, dict):
         raise DshError.of(DshCode.LINE_UNPARSEABLE, line=line_number, detail="not an object")

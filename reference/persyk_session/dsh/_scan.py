@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from .._mode_name import MODE
+from . import _json
 from ._errors import DshCode, DshError
 from ._header import MAX_SAFE, parse_header
 from ._records import NOT_EVENT_TYPES, ROW_TAGS, Unparseable, expand_row, parse_record
@@ -49,7 +48,7 @@ def scan_log(data: bytes) -> LogScan:
     lines = data[start:last_lf].split(b"\n")
     last = len(lines) - 1
     validators = recovery_validators()
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    loads, decode_error = _json.loads, _json.DecodeError  # orjson's own in the fast mode
     inline = INLINE_COMMON_RECORDS
     expected = 0  # the next seq: len(events)
     for index, line in enumerate(lines):

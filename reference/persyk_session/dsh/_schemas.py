@@ -1,18 +1,19 @@
 """The data checks of the event types recovery reads (DSH-12), from schemas/dsh-v0/events.json.
 
 The schema file is the contract; it is compiled once per type. Types not in it pass (DSH-9).
+The fast mode compiles with jsonschema-rs, the readable mode (``_json.READABLE``) with
+python-jsonschema; tests/test_dsh_schema_portability.py holds them to one verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from persyk_contract import schema
 
-if TYPE_CHECKING:
-    import jsonschema_rs
+from ._json import READABLE
 
 __all__ = ["RECOVERY_TYPES", "load_dsh_schema", "recovery_data_ok", "recovery_validators"]
 
@@ -27,14 +28,22 @@ def load_dsh_schema(name: str) -> dict[str, Any]:
     return schema("dsh-v0/" + name)
 
 
+class DataValidator(Protocol):
+    def is_valid(self, instance: Any) -> bool: ...
+
+
 @cache
-def recovery_validators() -> Mapping[str, jsonschema_rs.Validator]:
+def recovery_validators() -> Mapping[str, DataValidator]:
     """One validator per type recovery reads; a type not in it passes on its envelope."""
-    import jsonschema_rs  # here: only recovery's data checks need it (issue 29)
+    # Imported here: only recovery's data checks need a validator (issue 29).
+    if READABLE:
+        from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    else:
+        from jsonschema_rs import Draft202012Validator
 
     events = load_dsh_schema("events.json")
     return {
-        t: jsonschema_rs.Draft202012Validator({**events, "$ref": "#/$defs/" + t.replace("/", "~1")})
+        t: Draft202012Validator({**events, "$ref": "#/$defs/" + t.replace("/", "~1")})
         for t in RECOVERY_TYPES
     }
 

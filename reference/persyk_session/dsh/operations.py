@@ -11,9 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ._errors import DshCode, DshError
+from ._json import dumps_indented
 from ._store import DshStore, make_header
 
 __all__ = ["DSH_OPERATIONS", "op_append", "op_create", "op_list", "op_load"]
@@ -136,4 +135,4 @@ DSH_OPERATIONS: Mapping[str, Operation] = {
 
 
 def dumps(result: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(result, option=orjson.OPT_INDENT_2)
+    return dumps_indented(result)

@@ -14,6 +14,7 @@ tests/test_context_one_pass.py, tests/test_messages_typed.py) and the conformanc
 in both modes, hold them to it.
 
 The I/O edge and the builder import the chosen functions from here; the core modules never do.
+The dsh-v0 profile, which shares nothing of v1's reader, has its own switch (``dsh/_json.py``).
 """
 
 from __future__ import annotations
