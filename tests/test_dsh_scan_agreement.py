@@ -13,7 +13,7 @@ import pytest
 from _corpora import CORPORA
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from persyk_session.dsh import DshError, _scan
+from persyk_session.dsh import DshCode, DshError, _scan
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_LOGS = sorted((ROOT / "fixtures" / "dsh-v0").rglob("*.jsonl"))
@@ -27,8 +27,6 @@ def _outcome(data: bytes, inline: bool) -> tuple[Any, ...]:
         scan = _scan.scan_log(data)
     except DshError as error:
         return ("refused", error.diagnostic)
-    except TypeError as error:  # an unhashable "type" (a list): the plain path's own crash
-        return ("crashed", str(error))
     finally:
         _scan.INLINE_COMMON_RECORDS = saved
     return ("read", scan.header, scan.events, scan.keep, scan.torn)
@@ -115,3 +113,17 @@ def _logs(draw: st.DrawFn) -> bytes:
 @given(data=_logs())
 def test_inline_path_agrees_on_generated_logs_with_faults(data: bytes) -> None:
     assert _outcome(data, True) == _outcome(data, False)
+
+
+_HEADER = b'{"type":"session","version":0,"id":"s1","createdAt":1}\n'
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "plain"])
+@pytest.mark.parametrize("kind", [b'["text-chunks"]', b'{"a":1}', b"[]", b"7", b"null"],
+                         ids=["array", "object", "empty-array", "number", "null"])
+def test_event_whose_type_is_no_string_is_invalid_at_its_line(kind: bytes, inline: bool) -> None:
+    # DSH-8: an array or object "type" is unhashable; it once raised TypeError at the row-tag test.
+    data = _HEADER + b'{"type":' + kind + b',"seq":0,"time":1,"data":{}}\n'
+    outcome = _outcome(data, inline)
+    assert outcome[0] == "refused"
+    assert (outcome[1].code, outcome[1].line) == (DshCode.EVENT_INVALID, 2)

@@ -50,13 +50,14 @@ Check = tuple[str, str, str]  # (where, schema name under dsh-v0/, instance text
 
 def _checks_of(where: str, number: int, text: str) -> Iterator[Check]:
     value = json.loads(text)
+    # A "type" that is no string (DR-033: an array) names no row tag and no recovery type.
+    kind = value.get("type") if isinstance(value.get("type"), str) else None
     if number == 1:
         yield f"{where} line 1", "header.json", text
-    elif value.get("type") in ROW_TAGS:
+    elif kind in ROW_TAGS:
         yield f"{where} line {number}", "chunk-row.json", text
     else:
         yield f"{where} line {number}", "envelope.json", text
-        kind = value.get("type")
         if kind in RECOVERY_TYPES and "data" in value:
             name = "events.json#/$defs/" + kind.replace("/", "~1")
             yield f"{where} line {number} data", name, json.dumps(value["data"])

@@ -155,7 +155,10 @@ def parse_record(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
         raise Unparseable from None
     if not isinstance(value, dict):
         raise DshError.of(DshCode.LINE_UNPARSEABLE, line=line_number, detail="not an object")
-    if value.get("type") in ROW_TAGS:
+    kind = value.get("type")
+    # DSH-8: a "type" that is no string (an array or an object is unhashable) is no row tag; the
+    # envelope check refuses it as EVENT_INVALID.
+    if isinstance(kind, str) and kind in ROW_TAGS:
         return expand_row(value, line=line_number)
     check_event(value, line=line_number)
     return [value]
