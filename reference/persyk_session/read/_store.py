@@ -131,39 +131,42 @@ def feed_lines(
                 yield builder.add_plain_message(
                     ids[0], ids[1], line=line, offset=offset, length=length)
                 continue
-        if length > MAX_RECORD_BYTES:
-            # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
-            found = [
-                Diagnostic(
-                    Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB"
-                )
-            ]
-        elif not terminated or data is None:
-            # REC-16, RCV-1: a final record without LF is reported, never parsed or repaired.
-            found = [
-                Diagnostic(
-                    Code.RECORD_UNTERMINATED,
-                    line=line,
-                    detail="the last record has no terminating LF",
-                )
-            ]
-        elif is_blank(data):
-            # REC-15 (rev. 2): a blank line is no record; it keeps its physical line number.
-            yield []
-            continue
+        yield _line_findings(builder, kept, line, offset, length, data, terminated)
+
+
+def _line_findings(
+    builder: IndexBuilder, kept: KeptBodies | None, line: int, offset: int, length: int,
+    data: bytes | None, terminated: bool,
+) -> list[Diagnostic]:
+    """The per-line rules of :func:`feed_lines` for a line the typed lane did not take: the
+    findings of the line, empty when it was committed (or is blank)."""
+    if length > MAX_RECORD_BYTES:
+        # REC-11: over the limit, whether terminated or not (a limit is never a torn tail).
+        found = [
+            Diagnostic(Code.RECORD_TOO_LARGE, line=line, detail="the record is larger than 1 MiB")
+        ]
+    elif not terminated or data is None:
+        # REC-16, RCV-1: a final record without LF is reported, never parsed or repaired.
+        found = [
+            Diagnostic(
+                Code.RECORD_UNTERMINATED, line=line, detail="the last record has no terminating LF"
+            )
+        ]
+    elif is_blank(data):
+        # REC-15 (rev. 2): a blank line is no record; it keeps its physical line number.
+        return []
+    else:
+        try:
+            obj = parse_record(data, line=line)
+        except ContractError as error:
+            found = list(error.diagnostics)
         else:
-            try:
-                obj = parse_record(data, line=line)
-            except ContractError as error:
-                found = list(error.diagnostics)
-            else:
-                found = builder.add_record(obj, line=line, offset=offset, length=length)
-                if kept is not None and not found:
-                    kept.offer(obj, offset, length)
-                yield found
-                continue
-        builder.report(found)
-        yield found
+            found = builder.add_record(obj, line=line, offset=offset, length=length)
+            if kept is not None and not found:
+                kept.offer(obj, offset, length)
+            return found
+    builder.report(found)
+    return found
 
 
 def index_stream(
