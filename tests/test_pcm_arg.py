@@ -30,10 +30,11 @@ def _decoded(value: str) -> bytes | None:
 @pytest.mark.parametrize(
     "value",
     ["", "QUJD", "QQ==", "QUI=", "QQ=", "QQ===", "QQ", "QQ==QQ==", "QU=J", "QQ\n==", " QUJD",
-     "QUJD\n", "é", "QUJ-", "QUJ_", "====", "Q==="],
+     "QUJD\n", "é", "QUJ-", "QUJ_", "====", "Q===", "=", "==", "Q="],
     ids=["empty", "whole", "two-pads", "one-pad", "short-pad", "three-pads", "no-pad",
          "pad-inside", "pad-mid", "newline", "leading-space", "trailing-newline", "non-ascii",
-         "url-safe-minus", "url-safe-underscore", "only-pads", "one-digit-three-pads"],
+         "url-safe-minus", "url-safe-underscore", "only-pads", "one-digit-three-pads",
+         "one-pad-alone", "two-pads-alone", "one-digit-one-pad"],
 )
 def test_pcm_decodes_as_b64decode_with_validation(value: str) -> None:
     assert _decoded(value) == _expected(value)
