@@ -16,7 +16,6 @@ import pytest
 from persyk_conformance.cli import main
 from persyk_session.read import _mode
 
-MODES = ["fast", "readable"]
 
 
 def _failing(report: Path) -> list[tuple[str, str]]:
@@ -33,7 +32,10 @@ def _run_in_child(mode: str, *arguments: str) -> subprocess.CompletedProcess[str
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.parametrize("mode", MODES)
+# The in-process adapter in the fast mode only: the readable core runs every case (the harness
+# too) through its subprocess adapter below, so a readable in-process run would repeat those
+# 945 cases for no rule (24 s of CI's 10 minutes).
+@pytest.mark.parametrize("mode", ["fast"])
 def test_reference_passes_every_case_in_process(mode: str, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     arguments = ["--in-process", "--no-harness", "--report", str(report)]
