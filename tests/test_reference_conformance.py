@@ -17,7 +17,6 @@ from persyk_conformance.cli import main
 from persyk_session.read import _mode
 
 
-
 def _failing(report: Path) -> list[tuple[str, str]]:
     return [
         (case["id"], case["outcome"])

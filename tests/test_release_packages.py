@@ -36,7 +36,9 @@ from test_wheel_contents import copy_build_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.wheel
+# One worker builds them all (pytest -n: --dist loadgroup in pyproject), so a module
+# fixture's build is not made again on the other worker.
+pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel-builds")]
 
 
 @dataclass(frozen=True)

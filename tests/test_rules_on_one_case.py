@@ -16,14 +16,13 @@ import persyk_contract
 import pytest
 from persyk_conformance import check_fixtures
 from persyk_conformance import cli as cli_module
-from persyk_conformance.cli import _run
 from persyk_conformance.cases._sanity import (
     SECOND_CASE_PHASES,
     OneCase,
     rules_on_one_case,
     rules_resting_on_one_case,
 )
-from persyk_conformance.cli import RunConfig, execute
+from persyk_conformance.cli import RunConfig, _run, execute
 from persyk_conformance.harness._registry import checks_for
 from persyk_conformance.run._outcomes import Outcome
 from persyk_contract import Rule

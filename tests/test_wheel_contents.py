@@ -27,7 +27,9 @@ SOURCES = ("pyproject.toml", "README.md", "contract", "schemas", "reference", "c
 LINKED = frozenset({"fixtures"})
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache")
 
-pytestmark = pytest.mark.wheel
+# One worker builds them all (pytest -n: --dist loadgroup in pyproject), so a module
+# fixture's build is not made again on the other worker.
+pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel-builds")]
 
 
 def source_folder(package: str, package_dir: Mapping[str, str], root: Path) -> Path:
