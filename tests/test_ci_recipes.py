@@ -63,8 +63,8 @@ def _github_steps(action: str, inputs: dict[str, str], workdir: Path, summary: P
     return statuses
 
 
-# The module fixture runs whole runs: one worker takes the module (--dist loadgroup), so the
-# other does not make them again.
+# The module fixture runs whole runs: one worker takes the module (--dist loadgroup,
+# tests/conftest.py), so the other does not make them again.
 pytestmark = pytest.mark.xdist_group("ci_recipes")
 
 

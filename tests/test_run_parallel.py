@@ -54,8 +54,8 @@ def _run(jobs: int) -> dict[str, str]:
     }
 
 
-# The module fixture runs whole runs: one worker takes the module (--dist loadgroup), so the
-# other does not make them again.
+# The module fixture runs whole runs: one worker takes the module (--dist loadgroup,
+# tests/conftest.py), so the other does not make them again.
 pytestmark = pytest.mark.xdist_group("run_parallel")
 
 

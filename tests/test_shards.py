@@ -48,8 +48,8 @@ def _essence(report: dict[str, Any]) -> list[tuple[Any, ...]]:
             for c in report["cases"]]
 
 
-# The module fixture runs whole runs: one worker takes the module (--dist loadgroup), so the
-# other does not make them again.
+# The module fixture runs whole runs: one worker takes the module (--dist loadgroup,
+# tests/conftest.py), so the other does not make them again.
 pytestmark = pytest.mark.xdist_group("shards")
 
 

@@ -27,8 +27,8 @@ SOURCES = ("pyproject.toml", "README.md", "contract", "schemas", "reference", "c
 LINKED = frozenset({"fixtures"})
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache")
 
-# One worker builds them all (pytest -n: --dist loadgroup in pyproject), so a module
-# fixture's build is not made again on the other worker.
+# One worker builds them all (pytest -n: --dist loadgroup, tests/conftest.py), so a
+# module fixture's build is not made again on the other worker.
 pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel-builds")]
 
 

@@ -17,14 +17,16 @@ from dataclasses import dataclass
 
 __all__ = ["DEFAULT_COST", "HARNESS_COSTS", "Shard", "expected_cost", "partition"]
 
-# Seconds, as issue 26 measured them on a quiet 2-core machine through the reference's
-# subprocess adapter (H-150 31 s, H-104 15 s, H-151 6 s; the rest a few seconds at most); a
-# fixture case costs a few milliseconds (913 of them took 9.8 s). Only the ratios matter: the
-# partition balances expected cost, it does not predict time.
+# Seconds, the median of two serial runs (-j 1) on a quiet 2-core machine through the reference's
+# subprocess adapter, 2026-12-03, after the kill moments were chosen by coverage first (issue 26,
+# point 3; docs/results/2026-12-03-parallel-run.md); a fixture case costs a few milliseconds
+# (945 of them took 15 s). Only the ratios matter: the partition balances expected cost, it does
+# not predict time. The dsh-v0 checks as measured before (a few seconds at most).
 HARNESS_COSTS: Mapping[str, float] = {
-    "H-150": 31.0, "H-104": 15.0, "H-151": 6.0, "H-153": 4.0, "H-152": 3.0, "H-102": 3.0,
-    "H-101": 2.0, "H-103": 1.0, "DH-101": 1.0, "DH-102": 1.0,
-    "H-211": 1.0,  # power loss of recoverRecording: 1.0 s through the CLI (issue 25)
+    "H-151": 10.2, "H-150": 9.2, "H-104": 5.6, "H-101": 3.9, "H-153": 3.9, "H-102": 1.8,
+    "H-210": 1.7, "H-211": 1.6, "H-208": 1.4, "H-207": 1.4, "H-205": 1.3, "H-209": 1.2,
+    "H-206": 1.2, "H-202": 1.1, "H-203": 1.0, "H-204": 1.0, "H-201": 1.0, "H-152": 0.8,
+    "H-103": 1.0, "DH-101": 1.0, "DH-102": 1.0,
 }
 DEFAULT_COST = 0.005  # a fixture case or a canary
 _HARNESS_DEFAULT = 2.0  # a harness check this table does not know yet
