@@ -63,11 +63,6 @@ def _github_steps(action: str, inputs: dict[str, str], workdir: Path, summary: P
     return statuses
 
 
-# The module fixture runs whole runs: one worker takes the module (--dist loadgroup,
-# tests/conftest.py), so the other does not make them again.
-pytestmark = pytest.mark.xdist_group("ci_recipes")
-
-
 @pytest.fixture(scope="module")
 def github_matrix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two jobs of a matrix (shard 1/2 and 2/2), then the merge job with their artifacts."""

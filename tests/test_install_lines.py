@@ -29,9 +29,7 @@ _INSTALL = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install (?P<wh
 _FENCE = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 TWO_CASES = "G-001,R-001"
 
-# One worker builds them all (pytest -n: --dist loadgroup, tests/conftest.py), so a
-# module fixture's build is not made again on the other worker.
-pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel-builds")]
+pytestmark = pytest.mark.wheel
 
 
 def documented_install_lines() -> dict[str, str]:

@@ -36,9 +36,7 @@ from test_wheel_contents import copy_build_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# One worker builds them all (pytest -n: --dist loadgroup, tests/conftest.py), so a
-# module fixture's build is not made again on the other worker.
-pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel-builds")]
+pytestmark = pytest.mark.wheel
 
 
 @dataclass(frozen=True)

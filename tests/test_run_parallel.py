@@ -54,11 +54,6 @@ def _run(jobs: int) -> dict[str, str]:
     }
 
 
-# The module fixture runs whole runs: one worker takes the module (--dist loadgroup,
-# tests/conftest.py), so the other does not make them again.
-pytestmark = pytest.mark.xdist_group("run_parallel")
-
-
 @pytest.fixture(scope="module")
 def serial_and_parallel() -> tuple[dict[str, str], dict[str, str]]:
     return _run(1), _run(2)

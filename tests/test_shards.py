@@ -48,11 +48,6 @@ def _essence(report: dict[str, Any]) -> list[tuple[Any, ...]]:
             for c in report["cases"]]
 
 
-# The module fixture runs whole runs: one worker takes the module (--dist loadgroup,
-# tests/conftest.py), so the other does not make them again.
-pytestmark = pytest.mark.xdist_group("shards")
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("shards")

@@ -27,9 +27,7 @@ SOURCES = ("pyproject.toml", "README.md", "contract", "schemas", "reference", "c
 LINKED = frozenset({"fixtures"})
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache")
 
-# One worker builds them all (pytest -n: --dist loadgroup, tests/conftest.py), so a
-# module fixture's build is not made again on the other worker.
-pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel-builds")]
+pytestmark = pytest.mark.wheel
 
 
 def source_folder(package: str, package_dir: Mapping[str, str], root: Path) -> Path:
