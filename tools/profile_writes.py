@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.bench._floors import bare_appends, read_tail_record, write_pcm
-from persyk_conformance.bench._writes import _user, write_chain_session
+from persyk_conformance.bench._writes import Chain, _user, write_chain_session
 from persyk_session.adapter import dispatch
 
 ADAPTER = [sys.executable, "-m", "persyk_session.cli", "adapter"]
@@ -44,23 +44,13 @@ RATE = 24000
 CHUNK = os.urandom(RATE // 10 * 2)  # 100 ms of 16-bit mono, as the bench writes
 
 
-class Chain:
-    def __init__(self, root: Path, name: str, entries: int) -> None:
-        self.session = root / name
-        self.session.mkdir()
-        write_chain_session(self.session / "session.jsonl", entries)
-        self.parent = f"e{entries - 1}"
-        self.count = 0
-        self.name = name
-
-    def take(self, count: int) -> list[dict[str, Any]]:
-        out = []
-        for _ in range(count):
-            entry_id = f"{self.name}{self.count}"
-            self.count += 1
-            out.append(_user(entry_id, self.parent))
-            self.parent = entry_id
-        return out
+def _chain(root: Path, name: str, entries: int) -> Chain:
+    """The bench's own working copy of one generated chain of ``entries`` records."""
+    source = root / f"source-{entries}"
+    if not source.exists():
+        source.mkdir()
+        write_chain_session(source / "session.jsonl", entries)
+    return Chain(root / name, source, f"e{entries - 1}")
 
 
 def median_of(run: Callable[[], float], times: int) -> float:
@@ -85,9 +75,9 @@ def main() -> int:
 
 def _ops(root: Path, entries: int, via: Callable[[str, dict[str, Any]], dict[str, Any]],
          tag: str) -> dict[str, Callable[[], None]]:
-    single = Chain(root, f"{tag}s", entries)
-    batch = Chain(root, f"{tag}b", entries)
-    retry = Chain(root, f"{tag}r", entries)
+    single = _chain(root, f"{tag}s", entries)
+    batch = _chain(root, f"{tag}b", entries)
+    retry = _chain(root, f"{tag}r", entries)
     retry_record = _user(f"e{entries - 1}", f"e{entries - 2}")
     capture_dir = root / f"{tag}c"
     capture_dir.mkdir()
@@ -130,7 +120,7 @@ def _ops(root: Path, entries: int, via: Callable[[str, dict[str, Any]], dict[str
 
 
 def _floors(root: Path, entries: int) -> dict[str, Callable[[], None]]:
-    floor = Chain(root, "floor", entries)
+    floor = _chain(root, "floor", entries)
     tail_record = _user(f"e{entries - 1}", f"e{entries - 2}")
 
     def append() -> None:
@@ -141,7 +131,7 @@ def _floors(root: Path, entries: int) -> dict[str, Callable[[], None]]:
         bare_appends(floor.session / "session.jsonl",
                      [b"".join(orjson.dumps(r) + b"\n" for r in floor.take(256))])
 
-    retry_chain = Chain(root, "floorr", entries)
+    retry_chain = _chain(root, "floorr", entries)
 
     def retry() -> None:
         assert read_tail_record(retry_chain.session / "session.jsonl", tail_record)

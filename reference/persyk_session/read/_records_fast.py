@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Final
 
 import orjson
@@ -64,7 +63,7 @@ from . import _records
 from ._grammar import MAX_DEPTH
 from ._records import MAX_RECORD_BYTES, check_encodable
 
-__all__ = ["dumps_json", "encode_record", "loads_json", "parse_record"]
+__all__ = ["dumps_json", "encode_record", "parse_record"]
 
 # Valid JSON nesting 129 containers holds at least 129 opening and 129 closing brackets.
 _SHORTEST_TOO_DEEP: Final = 2 * (MAX_DEPTH + 1)
@@ -195,14 +194,3 @@ def dumps_json(value: object, *, indent: bool = False, sort_keys: bool = False) 
         return orjson.dumps(value, option=option or None)
     except TypeError:
         return _records.dumps_json(value, indent=indent, sort_keys=sort_keys)
-
-
-_LONG_INTEGER: Final = re.compile(rb"[0-9]{20}")
-
-
-def loads_json(data: bytes) -> Any:
-    """Parse a JSON text (not a record) keeping integers beyond 64 bits exact: orjson would
-    read them as floats, so texts holding 20 or more digits in a row go to the json module."""
-    if _LONG_INTEGER.search(data) is None:
-        return orjson.loads(data)
-    return json.loads(data)
