@@ -41,7 +41,7 @@ from ._interface import (
     file_size_limiter,
 )
 from ._pipes import LineTooLong, StderrSeen, StderrWatch, pump_lines, widen
-from ._processes import Confinement, Owner
+from ._processes import Confinement, Owner, wait_exit
 
 __all__ = ["SubprocessAdapter"]
 
@@ -247,7 +247,7 @@ class SubprocessAdapter:
                 self._send(encode_stop(), STOP_GRACE_SECONDS)
                 os.close(self._stdin)
                 self._stdin = -1
-                proc.wait(STOP_GRACE_SECONDS)
+                wait_exit(proc, STOP_GRACE_SECONDS)
             except (AdapterCrashed, AdapterTimedOut, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
@@ -324,7 +324,7 @@ class SubprocessAdapter:
         status: int | None = None
         if proc is not None:
             try:
-                status = proc.wait(0.5)
+                status = wait_exit(proc, 0.5)
             except subprocess.TimeoutExpired:
                 status = None
         if status is None:

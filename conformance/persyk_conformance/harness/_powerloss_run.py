@@ -62,8 +62,11 @@ def trace_steps(
     strace = strace_prefix()
     wrapped = wrapper(factory)
     traced_calls = ",".join(f"?{name}" for name in TRACED_SYSCALLS)
-    prefix = [*strace, "-o", str(trace), "-X", "raw", "-x", "-yy", "-s", str(_STRING_LIMIT),
-              "-e", f"trace={traced_calls}", "--"]
+    # --seccomp-bpf: this trace injects nothing (the kill checks' ``when=k`` needs plain
+    # ptrace), so only the traced calls stop the adapter; a third less time per check. Where
+    # seccomp is unavailable, strace warns and traces every call as before.
+    prefix = [*strace, "--seccomp-bpf", "-o", str(trace), "-X", "raw", "-x", "-yy",
+              "-s", str(_STRING_LIMIT), "-e", f"trace={traced_calls}", "--"]
     adapter = wrapped(prefix)
     replies: list[Mapping[str, Any]] = []
     try:
