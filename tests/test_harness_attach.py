@@ -10,14 +10,20 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from persyk_conformance.adapters._interface import Adapter
-from persyk_conformance.adapters._subprocess import SubprocessAdapter
+from persyk_conformance.adapters._interface import Adapter, AdapterCrashed
+from persyk_conformance.adapters._subprocess import Attached, SubprocessAdapter
 from persyk_conformance.harness import _attach
-from persyk_conformance.harness._attach import ATTACH_ENV, attach_permitted, attach_strace
+from persyk_conformance.harness._attach import (
+    ATTACH_ENV,
+    StraceAttach,
+    attach_permitted,
+    attach_strace,
+)
 from persyk_conformance.harness._capture_kit import Strace
 from persyk_conformance.harness._crash import Tracing, _scenarios, call, recording_options
 from persyk_conformance.harness._moments import kill_points
@@ -157,3 +163,27 @@ def test_a_kill_at_n_hits_the_nth_call_of_the_recording(
         seen = _calls(trace.read_text("utf-8", "surrogateescape"), point.syscall)
         want = _calls(recorded, point.syscall)[point.nth - 1][0]
         assert len(seen) == point.nth and seen[-1] == (want, "?"), (point, seen[-1:], want)
+
+
+@needs_attach
+def test_an_adapter_gone_before_the_attach_is_a_crash_not_a_harness_error() -> None:
+    # exit_after_hello exits the moment it has greeted; the hook waits until it has gone, so
+    # strace finds no process to attach to: the adapter crashed, the harness did not fail.
+    strace = shutil.which("strace")
+    assert strace is not None
+    attach = StraceAttach(strace, ("-o", os.devnull, "-e", "trace=?write"))
+
+    def late(pid: int, timeout: float) -> Attached:
+        deadline = time.monotonic() + timeout
+        while Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        return attach(pid, timeout)
+
+    fake = [sys.executable, str(Path(__file__).parent / "fakes" / "exit_after_hello.py")]
+    adapter = SubprocessAdapter(fake, env=dict(os.environ)).attached(late)
+    try:
+        with pytest.raises(AdapterCrashed, match="after its hello"):
+            adapter.start(10.0)
+    finally:
+        adapter.kill()

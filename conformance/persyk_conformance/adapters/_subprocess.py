@@ -143,10 +143,16 @@ class SubprocessAdapter:
         if self._attach is not None and self._proc is not None:
             # After the hello the adapter is idle, blocked reading its next request: what the
             # helper sees from here on is what the requests make it do.
+            proc = self._proc
             try:
-                self._attached = self._attach(self._proc.pid, timeout)
+                self._attached = self._attach(proc.pid, timeout)
             except BaseException:
+                status = proc.poll()
                 self.kill()
+                if status is not None:
+                    # It ended on its own before the helper could attach: the adapter's fault.
+                    raise AdapterCrashed(f"the adapter exited with status {status} after its "
+                                         "hello, before the runner could attach to it") from None
                 raise
         return self._hello
 
