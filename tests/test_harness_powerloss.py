@@ -21,6 +21,7 @@ from persyk_conformance.harness._powerloss import _recover_wav as recover_wav
 from persyk_conformance.harness._registry import HarnessResult, run_harness
 from persyk_conformance.harness._syncorder import missing_syncs
 from persyk_conformance.harness._trace import TraceError, decode_c_string, parse_trace
+from test_harness_write import STRACE_PATHS, use_strace_path
 
 FAKES = Path(__file__).parent / "fakes"
 REFERENCE = [sys.executable, "-m", "persyk_session.cli", "adapter"]
@@ -222,7 +223,11 @@ def _run(argv: list[str], tmp_path: Path) -> dict[str, HarnessResult]:
 
 
 @needs_strace
-def test_reference_survives_a_power_cut_at_every_step(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strace_path", STRACE_PATHS)
+def test_reference_survives_a_power_cut_at_every_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strace_path: str
+) -> None:
+    use_strace_path(monkeypatch, strace_path)
     results = _run(REFERENCE, tmp_path)
     assert {c: (r.error, r.skipped, r.problems) for c, r in results.items() if not r.passed
             or r.skipped or r.error} == {}
@@ -266,10 +271,12 @@ WORDS = {
 
 
 @needs_strace
+@pytest.mark.parametrize("strace_path", STRACE_PATHS)
 @pytest.mark.parametrize("fake", sorted(FAKES_CAUGHT), ids=sorted(FAKES_CAUGHT))
 def test_each_fake_fails_exactly_the_checks_of_its_missing_sync(
-    tmp_path: Path, fake: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: str, strace_path: str
 ) -> None:
+    use_strace_path(monkeypatch, strace_path)
     results = _run([sys.executable, str(FAKES / f"{fake}.py")], tmp_path)
     assert {c: r.error for c, r in results.items() if r.error or r.skipped} == {}
     assert {c for c, r in results.items() if not r.passed} == FAKES_CAUGHT[fake]
