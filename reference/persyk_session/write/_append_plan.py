@@ -26,7 +26,7 @@ from ..read._index import IndexBuilder
 from ..read._mode import READABLE, dumps_json, encode_record, parse_record
 
 if not READABLE:  # the readable mode imports no orjson (read/_mode.py)
-    from ._items_fast import encode_and_read_back
+    from ._items_fast import encode_and_read_back, plain_messages
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -55,13 +55,16 @@ class BatchItem:
 
     ``fault`` is set when the record cannot be a record at all (a parse or encoding fault); its
     ``line`` is filled in by the planner with the line the record would have occupied (APP-9).
-    ``size`` is what the record counts against the 4 MiB batch limit.
+    ``size`` is what the record counts against the 4 MiB batch limit. ``plain`` (fast mode
+    only, ``_items_fast.plain_message``) says the record is proven a schema-valid plain message
+    entry with no rule beyond the schema to apply: the planner checks only ID-3 and TREE-1.
     """
 
     value: dict[str, Any] | None
     data: bytes  # encoded record with its LF; empty when ``fault`` is set
     size: int
     fault: Diagnostic | None = None
+    plain: bool = False
 
 
 def _item_from_object(obj: Any) -> BatchItem:
@@ -96,9 +99,22 @@ def _not_json() -> Diagnostic:
     return Diagnostic(Code.RECORD_NOT_OBJECT, detail="the record has no JSON object form")
 
 
+def _with_plain_proofs(items: list[BatchItem]) -> list[BatchItem]:
+    """The fast mode's proof of each plain message entry (``_items_fast.plain_messages``, once
+    per batch), so that the planner checks only ID-3 and TREE-1 for them."""
+    if READABLE:
+        return items
+    proven = plain_messages([
+        (item.data, item.value) if item.fault is None and item.value is not None else None
+        for item in items
+    ])
+    return [BatchItem(item.value, item.data, item.size, None, True) if plain else item
+            for item, plain in zip(items, proven, strict=True)]
+
+
 def items_from_objects(records: Sequence[Any]) -> list[BatchItem]:
     """Prepare records given as JSON values (the protocol's ``records`` argument)."""
-    return [_item_from_object(obj) for obj in records]
+    return _with_plain_proofs([_item_from_object(obj) for obj in records])
 
 
 def items_from_jsonl(data: bytes) -> list[BatchItem]:
@@ -116,7 +132,7 @@ def items_from_jsonl(data: bytes) -> list[BatchItem]:
             items.append(BatchItem(None, b"", len(raw.data) + 1, error.diagnostics[0]))
             continue
         items.append(_item_from_object(value))
-    return items
+    return _with_plain_proofs(items)
 
 
 def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
@@ -304,13 +320,14 @@ class _Batch:
         entry_id = value.get("id")
         if isinstance(entry_id, str) and entry_id in self.builder:
             return self.take_retry(entry_id, value, item.data)
-        # APP-9: every read-phase rule, as if the record were the next line.
-        found = self.builder.check_entry(value, line=self.line)
-        if found:
-            self.error = found[0]
-            return False
         length = len(item.data) - 1
-        self.builder.commit_checked(value, line=self.line, offset=self.offset, length=length)
+        if not (item.plain and self.commit_plain(value, length)):
+            # APP-9: every read-phase rule, as if the record were the next line.
+            found = self.builder.check_entry(value, line=self.line)
+            if found:
+                self.error = found[0]
+                return False
+            self.builder.commit_checked(value, line=self.line, offset=self.offset, length=length)
         assert isinstance(entry_id, str)  # the schema guarantees an Id
         self.in_batch[entry_id] = value
         self.parts.append(item.data)
@@ -318,6 +335,19 @@ class _Batch:
         self.last_id = entry_id
         self.line += 1
         self.offset += len(item.data)
+        return True
+
+    def commit_plain(self, value: dict[str, Any], length: int) -> bool:
+        """Commit a record proven a plain message entry (``BatchItem.plain``), whose id is not
+        committed (the caller asked): of the read-phase rules only TREE-1 is left to check.
+        False (nothing committed) when its parent is not committed: ``check_entry`` says why."""
+        parent = value["parentId"]
+        if parent is not None and parent not in self.builder:
+            return False
+        found = self.builder.add_plain_message(
+            value["id"], parent, line=self.line, offset=self.offset, length=length)
+        if found:  # the two lookups above are the rules add_plain_message applies
+            raise AssertionError(f"a plain message refused after its checks: {found}")
         return True
 
     def take_retry(self, entry_id: str, value: dict[str, Any], data: bytes) -> bool:
