@@ -122,7 +122,12 @@ def _unanchored(pattern: str) -> str:
 
 ID_CORE: Final = _unanchored(_ID_PATTERN)
 TIMESTAMP_CORE: Final = _unanchored(_TIMESTAMP_PATTERN)
-_IDS: Final = re.compile(f"(?:(?:{ID_CORE})\n)*")
+# The Id pattern without its bound, which a counted repeat inside a repeated group makes slow;
+# the length (1..128) is checked on its own (:func:`_ids_match`).
+_ID_UNBOUNDED: Final = "[A-Za-z0-9][A-Za-z0-9._-]*"
+_ID_MAX_LENGTH: Final = 128
+assert ID_CORE == "[A-Za-z0-9][A-Za-z0-9._-]{0,127}", ID_CORE
+_IDS: Final = re.compile(f"(?:{_ID_UNBOUNDED}\n)*")
 _TIMESTAMPS: Final = re.compile(f"(?:(?:{TIMESTAMP_CORE})\n)*")
 
 
@@ -130,6 +135,11 @@ def _all_match(pattern: re.Pattern[str], strings: list[str]) -> bool:
     """Every string matches the one-string pattern ``pattern`` repeats (none holds an LF)."""
     joined = "\n".join(strings) + "\n" if strings else ""
     return joined.count("\n") == len(strings) and pattern.fullmatch(joined) is not None
+
+
+def _ids_match(ids: list[str]) -> bool:
+    """Every string is an Id (defs.json): the unbounded pattern, and at most 128 characters."""
+    return _all_match(_IDS, ids) and (not ids or max(map(len, ids)) <= _ID_MAX_LENGTH)
 
 
 def _shape(data: bytes, value: dict[str, Any]) -> _MessageShape | None:
@@ -152,11 +162,11 @@ def plain_messages(records: Sequence[tuple[bytes, dict[str, Any]] | None]) -> li
     shapes = [None if r is None else _shape(*r) for r in records]
     found = [s for s in shapes if s is not None]
     ids = [s.id for s in found] + [s.parentId for s in found if s.parentId is not None]
-    if _all_match(_IDS, ids) and _all_match(_TIMESTAMPS, [s.timestamp for s in found]):
+    if _ids_match(ids) and _all_match(_TIMESTAMPS, [s.timestamp for s in found]):
         return [s is not None for s in shapes]
     return [s is not None and _envelope_matches(s) for s in shapes]
 
 
 def _envelope_matches(shape: _MessageShape) -> bool:
     ids = [shape.id] if shape.parentId is None else [shape.id, shape.parentId]
-    return _all_match(_IDS, ids) and _all_match(_TIMESTAMPS, [shape.timestamp])
+    return _ids_match(ids) and _all_match(_TIMESTAMPS, [shape.timestamp])
