@@ -10,8 +10,8 @@ leaves the same index.
 
 from __future__ import annotations
 
-import dataclasses
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,11 @@ from persyk_session.read import _schema
 from persyk_session.read._context import LeafSelector
 from persyk_session.read._index import IndexBuilder
 from persyk_session.read._mode import READABLE
+from persyk_session.write import _append_plan
 from persyk_session.write._append_plan import (
     AppendPlan,
     BatchItem,
+    _plain_proofs,
     items_from_objects,
     plan_append,
 )
@@ -73,13 +75,18 @@ def altered_entries(draw: st.DrawFn) -> dict[str, Any]:
     return record
 
 
+def _proofs(records: list[dict[str, Any]]) -> list[bool]:
+    return _plain_proofs(IndexBuilder(), items_from_objects(records))
+
+
 def _plain(record: dict[str, Any]) -> bool:
-    return items_from_objects([record])[0].plain
+    return _proofs([record])[0]
 
 
 def _assert_sound(records: list[dict[str, Any]]) -> None:
-    for item in items_from_objects(records):
-        if item.plain:
+    items = items_from_objects(records)
+    for item, plain in zip(items, _plain_proofs(IndexBuilder(), items), strict=True):
+        if plain:
             assert item.value is not None and item.value["type"] == "message"
             assert _schema.validate_entry(item.value) == []
 
@@ -102,15 +109,14 @@ def test_lane_is_sound_record_by_record_in_a_batch(records: list[dict[str, Any]]
     # The patterns are matched once per batch: one record's bad id or timestamp must decline
     # that record, and only that one.
     _assert_sound(records)
-    alone = [_plain(record) for record in records]
-    assert [item.plain for item in items_from_objects(records)] == alone
+    assert _proofs(records) == [_plain(record) for record in records]
 
 
 @pytest.mark.parametrize("bad_id", ["-e1", "a\nb", "", "e" * 129, "é"],
                          ids=["leading-dash", "lf-inside", "empty", "too-long", "not-ascii"])
 def test_a_bad_id_in_a_batch_declines_that_record_alone(bad_id: str) -> None:
     records = [_user("a", None), _user(bad_id, "a"), _user("b", "a"), _user("c", bad_id)]
-    assert [item.plain for item in items_from_objects(records)] == [True, False, True, False]
+    assert _proofs(records) == [True, False, True, False]
 
 
 def test_the_lanes_patterns_are_the_schemas() -> None:
@@ -185,6 +191,7 @@ def _builder() -> IndexBuilder:
 
 
 def _plan(items: list[BatchItem]) -> tuple[AppendPlan, Any]:
+    """The plan of ``items`` after ``COMMITTED``, and the index it leaves."""
     builder = _builder()
     committed = {r["id"]: r for r in COMMITTED}
     plan = plan_append(
@@ -195,19 +202,31 @@ def _plan(items: list[BatchItem]) -> tuple[AppendPlan, Any]:
     return plan, (entries, index.diagnostics, index.lines, index.default_leaf)
 
 
+def _without_lane(records: Sequence[tuple[bytes, dict[str, Any]] | None]) -> list[bool]:
+    return [False] * len(records)
+
+
 @SETTINGS
 @given(st.lists(message_entries() | altered_entries(), max_size=6))
 def test_a_plan_is_the_same_with_the_lane_and_without(records: list[dict[str, Any]]) -> None:
     # Ids and parents from a small set: duplicates, retries, conflicts, missing parents and
     # parents earlier in the batch all occur.
     items = items_from_objects(records)
-    without = [dataclasses.replace(item, plain=False) for item in items]
-    assert _plan(items) == _plan(without)
+    with_lane = _plan(items)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_append_plan, "plain_messages", _without_lane)
+        assert with_lane == _plan(items)
+
+
+def test_a_retry_of_a_committed_id_is_left_out_of_the_proofs() -> None:
+    # APP-12: compared with the committed record, never checked; the proof would be wasted.
+    items = items_from_objects([COMMITTED[1], _user("a", "e1")])
+    assert _plain_proofs(_builder(), items) == [False, True]
 
 
 def test_a_plain_record_under_a_missing_parent_is_parent_not_found() -> None:
     items = items_from_objects([_user("a", None), _user("b", "nowhere")])
-    assert all(item.plain for item in items)
+    assert _plain_proofs(_builder(), items) == [True, True]
     plan, _ = _plan(items)
     assert plan.committed == ("a",)
     assert plan.error is not None and str(plan.error.code) == "PARENT_NOT_FOUND"

@@ -87,9 +87,7 @@ DEFERRED = [
 @pytest.mark.parametrize("value", [v for _, v in ACCEPTED], ids=[i for i, _ in ACCEPTED])
 def test_fast_item_is_the_careful_item(value: Any) -> None:
     assert encode_and_read_back(value) is not None
-    # ``plain`` is the fast path's own proof (tests/test_batch_plain_lane.py): the careful
-    # path never sets it, and the planner gives both items the same plan.
-    assert dataclasses.replace(_item_from_object(value), plain=False) == _item_carefully(value)
+    assert _item_from_object(value) == _item_carefully(value)
 
 
 @pytest.mark.parametrize("value", [v for _, v in DEFERRED], ids=[i for i, _ in DEFERRED])

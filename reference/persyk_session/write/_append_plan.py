@@ -55,16 +55,13 @@ class BatchItem:
 
     ``fault`` is set when the record cannot be a record at all (a parse or encoding fault); its
     ``line`` is filled in by the planner with the line the record would have occupied (APP-9).
-    ``size`` is what the record counts against the 4 MiB batch limit. ``plain`` (fast mode
-    only, ``_items_fast.plain_message``) says the record is proven a schema-valid plain message
-    entry with no rule beyond the schema to apply: the planner checks only ID-3 and TREE-1.
+    ``size`` is what the record counts against the 4 MiB batch limit.
     """
 
     value: dict[str, Any] | None
     data: bytes  # encoded record with its LF; empty when ``fault`` is set
     size: int
     fault: Diagnostic | None = None
-    plain: bool = False
 
 
 def _item_from_object(obj: Any) -> BatchItem:
@@ -99,22 +96,9 @@ def _not_json() -> Diagnostic:
     return Diagnostic(Code.RECORD_NOT_OBJECT, detail="the record has no JSON object form")
 
 
-def _with_plain_proofs(items: list[BatchItem]) -> list[BatchItem]:
-    """The fast mode's proof of each plain message entry (``_items_fast.plain_messages``, once
-    per batch), so that the planner checks only ID-3 and TREE-1 for them."""
-    if READABLE:
-        return items
-    proven = plain_messages([
-        (item.data, item.value) if item.fault is None and item.value is not None else None
-        for item in items
-    ])
-    return [BatchItem(item.value, item.data, item.size, None, True) if plain else item
-            for item, plain in zip(items, proven, strict=True)]
-
-
 def items_from_objects(records: Sequence[Any]) -> list[BatchItem]:
     """Prepare records given as JSON values (the protocol's ``records`` argument)."""
-    return _with_plain_proofs([_item_from_object(obj) for obj in records])
+    return [_item_from_object(obj) for obj in records]
 
 
 def items_from_jsonl(data: bytes) -> list[BatchItem]:
@@ -132,7 +116,7 @@ def items_from_jsonl(data: bytes) -> list[BatchItem]:
             items.append(BatchItem(None, b"", len(raw.data) + 1, error.diagnostics[0]))
             continue
         items.append(_item_from_object(value))
-    return _with_plain_proofs(items)
+    return items
 
 
 def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
@@ -242,8 +226,8 @@ def plan_append(
         return AppendPlan(b"", (), (), error=refusal)
     batch = _Batch(builder, load_committed, load_committed_bytes, line=next_line,
                    offset=end_offset)
-    for item in items:
-        if not batch.take(item):
+    for item, plain in zip(items, _plain_proofs(builder, items), strict=True):
+        if not batch.take(item, plain=plain):
             break
     if batch.error is not None:
         new_leaf = None
@@ -261,6 +245,26 @@ def plan_append(
         leaf=new_leaf,
         error=batch.error,
     )
+
+
+def _plain_proofs(builder: IndexBuilder, items: Sequence[BatchItem]) -> list[bool]:
+    """Which records are proven schema-valid plain message entries (fast mode only,
+    ``_items_fast.plain_messages``, once per batch), so that the planner checks only ID-3 and
+    TREE-1 for them. A record whose id is committed is a retry (APP-12, APP-13): it is compared,
+    never checked, so nothing is proven for it."""
+    if READABLE:
+        return [False] * len(items)
+    return plain_messages([
+        (item.data, item.value)
+        if item.fault is None and item.value is not None and not _committed_id(builder, item.value)
+        else None
+        for item in items
+    ])
+
+
+def _committed_id(builder: IndexBuilder, value: dict[str, Any]) -> bool:
+    entry_id = value.get("id")
+    return isinstance(entry_id, str) and entry_id in builder
 
 
 def _refuse_whole_batch(
@@ -311,8 +315,9 @@ class _Batch:
         self.last_id: str | None = None
         self.error: Diagnostic | None = None
 
-    def take(self, item: BatchItem) -> bool:
-        """Plan one record; False (with ``error`` set) when it stops the batch (APP-14)."""
+    def take(self, item: BatchItem, *, plain: bool = False) -> bool:
+        """Plan one record; False (with ``error`` set) when it stops the batch (APP-14).
+        ``plain``: the record is proven a plain message entry (:func:`_plain_proofs`)."""
         if item.fault is not None or item.value is None:
             self.error = replace(item.fault or _not_json(), line=self.line)  # APP-9
             return False
@@ -321,7 +326,7 @@ class _Batch:
         if isinstance(entry_id, str) and entry_id in self.builder:
             return self.take_retry(entry_id, value, item.data)
         length = len(item.data) - 1
-        if not (item.plain and self.commit_plain(value, length)):
+        if not (plain and self.commit_plain(value, length)):
             # APP-9: every read-phase rule, as if the record were the next line.
             found = self.builder.check_entry(value, line=self.line)
             if found:
@@ -338,7 +343,7 @@ class _Batch:
         return True
 
     def commit_plain(self, value: dict[str, Any], length: int) -> bool:
-        """Commit a record proven a plain message entry (``BatchItem.plain``), whose id is not
+        """Commit a record proven a plain message entry (:func:`_plain_proofs`), whose id is not
         committed (the caller asked): of the read-phase rules only TREE-1 is left to check.
         False (nothing committed) when its parent is not committed: ``check_entry`` says why."""
         parent = value["parentId"]

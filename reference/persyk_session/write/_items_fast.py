@@ -22,22 +22,23 @@ Anything else returns None and the caller takes the careful path, which then dec
 fault or accepts exactly as before; so both paths give the same items (tests/test_items_fast.py
 holds them to one table of values).
 
-The schema check of a plain message, at preparation, its patterns once per batch
---------------------------------------------------------------------------------
+The schema check of a plain message, its patterns once per batch
+-----------------------------------------------------------------
 After those proofs the bytes are a record the fast reader accepts; the planner still checked
 each of them against the entry schema (jsonschema-rs, ``_schema_fast``) and the graph rules
 (``graph_findings``) under the lock: half the CPU of a 256-record batch. For the common record,
 a ``message`` entry of text, thinking and tool-call blocks, :func:`plain_messages` decides the
-schema here with the typed lane's Structs (``read/_messages_typed``: ``message.json``,
-``blocks.json`` and the envelope, member for member), decoded by msgspec from the bytes just
-proven, in any member order. The read lane proves more from the same Structs (its bytes must be
-msgspec's own encoding, which also proves the grammar and the absence of duplicate members);
-here the grammar is proven already, and the bytes hold no duplicate member (an ``orjson.dumps``
-of a dict repeats none, and the strict reader, REC-7, accepted the careful path's), so only
-what that re-encoding proved of the schema is checked by hand: the message's required
-``timestamp`` is present (the Struct defaults it, see ``_messages_typed``). ENV-5's days 29..31
-and every other block type (image and audio carry rules beyond the schema) are declined, as the
-read lane does.
+schema once per batch, before the planner's first record (``_append_plan._plain_proofs``; a
+retry of a committed id is compared, never checked, so it is left out), with the typed lane's
+Structs (``read/_messages_typed``: ``message.json``, ``blocks.json`` and the envelope, member
+for member), decoded by msgspec from the bytes just proven, in any member order. The read lane
+proves more from the same Structs (its bytes must be msgspec's own encoding, which also proves
+the grammar and the absence of duplicate members); here the grammar is proven already, and the
+bytes hold no duplicate member (an ``orjson.dumps`` of a dict repeats none, and the strict
+reader, REC-7, accepted the careful path's), so only what that re-encoding proved of the schema
+is checked by hand: the message's required ``timestamp`` is present (the Struct defaults it,
+see ``_messages_typed``). ENV-5's days 29..31 and every other block type (image and audio carry
+rules beyond the schema) are declined, as the read lane does.
 
 The envelope's three patterns (defs.json Id, NullableId, Timestamp) are the schema's, but not
 checked by msgspec string by string (a call into ``re`` per string: half the cost of the
