@@ -252,14 +252,15 @@ def _plain_proofs(builder: IndexBuilder, items: Sequence[BatchItem]) -> list[boo
     ``_items_fast.plain_messages``, once per batch), so that the planner checks only ID-3 and
     TREE-1 for them. A record whose id is committed is a retry (APP-12, APP-13): it is compared,
     never checked, so nothing is proven for it."""
-    if READABLE:
-        return [False] * len(items)
-    return plain_messages([
+    candidates = [] if READABLE else [
         (item.data, item.value)
         if item.fault is None and item.value is not None and not _committed_id(builder, item.value)
         else None
         for item in items
-    ])
+    ]
+    if not any(candidates):  # the readable mode; a retry of committed records alone
+        return [False] * len(items)
+    return plain_messages(candidates)
 
 
 def _committed_id(builder: IndexBuilder, value: dict[str, Any]) -> bool:
