@@ -52,6 +52,15 @@ def test_floor_makes_the_contracts_syncs_in_order_and_none_per_write(
     ]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names descriptors via /proc")
+def test_floor_into_existing_assets_makes_no_directory_sync_of_the_session(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (session / "assets").mkdir()
+    assert _capture_syncing(session, monkeypatch) == [
+        "assets/r1.wav", "assets", "session.jsonl", "assets/r1.wav", "session.jsonl"]
+
+
 def test_floor_leaves_what_a_capture_leaves(session: Path) -> None:
     conforming_capture(session, CHUNKS, RATE, _STARTED, _finished(1000))
     opened = open_session(session)

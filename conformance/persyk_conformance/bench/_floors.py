@@ -151,13 +151,14 @@ def _append_synced(path: Path, line: bytes) -> None:
 
 
 def conforming_capture(session: Path, chunks: list[bytes], rate: int, started: bytes,
-                       finished: bytes) -> None:
-    """The least I/O of a capture the contract allows, into a session without ``assets/``,
-    of mono 16-bit frames at ``rate``; ``started`` and ``finished`` are the two record lines.
+                       finished: bytes, *, name: str = "r1.wav") -> None:
+    """The least I/O of a capture the contract allows, of mono 16-bit frames at ``rate`` into
+    ``assets/name``; ``started`` and ``finished`` are the two record lines.
 
-    Six syncs, each one a rule demands before the reply or the write that depends on it, and
-    none per write (a ``captureWrite`` reply promises nothing durable, docs/protocol.md H-208):
-    ``assets/`` made and the session directory fsynced (DUR-3: a new name); the WAV created
+    Six syncs (five when ``assets/`` exists), each one a rule demands before the reply or the
+    write that depends on it, and none per write (a ``captureWrite`` reply promises nothing
+    durable, docs/protocol.md H-208): a missing ``assets/`` made and the session directory
+    fsynced (DUR-3: a new name); the WAV created
     exclusively with its 44-byte placeholder header, fsynced, and ``assets/`` fsynced (CAP-20,
     DUR-3); ``recording.started`` appended and fsynced before the first frame (CAP-1, APP-11);
     the frames written as they come; the real sizes written and the WAV fsynced, then
@@ -165,15 +166,16 @@ def conforming_capture(session: Path, chunks: list[bytes], rate: int, started: b
     this bench's floor until 2026-12-03, did one sync of the six: the capture ratio measured
     against it charged the implementation with syncs the contract itself demands.
     """
-    session_fd = os.open(session, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.mkdir(session / "assets", 0o755)
-        os.fsync(session_fd)
-    finally:
-        os.close(session_fd)
+    if not (session / "assets").is_dir():
+        session_fd = os.open(session, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.mkdir(session / "assets", 0o755)
+            os.fsync(session_fd)
+        finally:
+            os.close(session_fd)
     assets_fd = os.open(session / "assets", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fd = os.open("r1.wav", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=assets_fd)
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=assets_fd)
         os.write(fd, _wav_header(rate))
         os.fsync(fd)
         os.fsync(assets_fd)
