@@ -45,11 +45,7 @@ def scan_log(data: bytes) -> LogScan:
     start = first_lf + 1
     if start > last_lf:
         return LogScan(header, events, start, len(data) - start)
-    # The lines between the header and the last LF, split out of ``data`` itself: slicing them
-    # out first copied the whole log once more (100 MB of new pages for a 100 MB log).
-    lines = data.split(b"\n")
-    del lines[0]  # the header, parsed above
-    lines.pop()  # the bytes after the last LF (empty, or a torn write)
+    lines = _record_lines(data)
     last = len(lines) - 1
     validators = recovery_validators()
     loads, decode_error = _json.loads, _json.DecodeError  # orjson's own in the fast mode
@@ -97,6 +93,16 @@ def scan_log(data: bytes) -> LogScan:
         _extend(events, stored, index + 2)
         expected = len(events)
     return LogScan(header, events, last_lf + 1, len(data) - last_lf - 1)
+
+
+def _record_lines(data: bytes) -> list[bytes]:
+    """The lines between the header and the last LF (there is one after the header), split out
+    of ``data`` itself: slicing them out first copied the whole log once more (100 MB of new
+    pages for a 100 MB log)."""
+    lines = data.split(b"\n")
+    del lines[0]  # the header
+    lines.pop()  # the bytes after the last LF (none, or a torn write)
+    return lines
 
 
 def _extend(events: list[dict[str, Any]], stored: list[dict[str, Any]], line: int) -> None:
