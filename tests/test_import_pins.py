@@ -43,15 +43,21 @@ NOT_V1 = (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime", f"
           *HEAVY)
 DSH_TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'
 
+# What validate and info of a small session do not need (issue 26, point 4): leaf selection and
+# context, paging with its read cache and the live index, the typed lane of large files (msgspec,
+# read/_mode.TYPED_LANE_MIN_BYTES), and a version lookup through the installed metadata.
+NOT_SMALL_READ = (f"{P}read._context", f"{P}read._paging", f"{P}read._read_cache",
+                  f"{P}read._live", f"{P}read._messages_typed", "msgspec", "importlib.metadata")
+
 PINS: dict[str, Pin] = {
     "validate": Pin(("validate", "{s}"), f"{P}operations._read",
-                    (*READ_ONLY, "jsonschema", "referencing")),
+                    (*READ_ONLY, *NOT_SMALL_READ, "jsonschema", "referencing")),
     "validate readable": Pin(("validate", "{s}"), f"{P}operations._read",
-                             (*READ_ONLY, *FAST), mode="readable"),
+                             (*READ_ONLY, *NOT_SMALL_READ, *FAST), mode="readable"),
     "context": Pin(("context", "{s}"), f"{P}operations._read", READ_ONLY),
     "context readable": Pin(("context", "{s}"), f"{P}operations._read", (*READ_ONLY, *FAST),
                             mode="readable"),
-    "info": Pin(("info", "{s}"), f"{P}operations._read", READ_ONLY),
+    "info": Pin(("info", "{s}"), f"{P}operations._read", (*READ_ONLY, *NOT_SMALL_READ)),
     "read": Pin(("read", "{s}", "--page-size", "5"), f"{P}operations._read", READ_ONLY),
     "create": Pin(("create", "{new}"), f"{P}operations._write",
                   (*NOT_OTHERS, f"{P}media", *HEAVY)),
@@ -205,3 +211,73 @@ def test_unwanted_names_a_forbidden_module_and_its_submodules_only() -> None:
                "orjson", "orjsonx"]
     assert unwanted(modules, ["persyk_session.search", "orjson"]) == [
         "orjson", "persyk_session.search", "persyk_session.search._judge"]
+
+
+# Every module of ours, and every package from outside the standard library, that a validate of
+# a small session may load in the fast mode: the start-up target of issue 26 (point 4) is met by
+# loading no more. A new import on this path must be added here, on purpose.
+SMALL_VALIDATE_MAY_LOAD = frozenset({
+    "persyk_contract", "persyk_contract.schemas", "orjson", "jsonschema_rs",
+    *(f"{P}{name}" for name in (
+        "_errors", "_exit", "_fsutil", "_lines", "_mode_name", "_version", "cli", "cli._session",
+        "cli._shared", "operations", "operations._args", "operations._read", "read",
+        "read._bodies_fast", "read._entries", "read._entries_fast", "read._grammar",
+        "read._graph", "read._index", "read._json_fast", "read._mode", "read._records",
+        "read._records_fast", "read._schema", "read._schema_fast", "read._store")),
+    "persyk_session",
+})
+
+
+def outside_the_standard_library(modules: Iterable[str]) -> set[str]:
+    """Our modules and the top-level packages from outside the standard library (site's own
+    start-up hooks, whose names begin with an underscore or end in customize, left out)."""
+    found: set[str] = set()
+    for module in modules:
+        top = module.partition(".")[0]
+        if top in ("persyk_session", "persyk_contract"):
+            found.add(module)
+        elif not (top in sys.stdlib_module_names or top.startswith("_")
+                  or top.endswith("customize")):
+            found.add(top)
+    return found
+
+
+def test_a_small_validate_loads_only_its_pinned_modules(places: dict[str, str]) -> None:
+    modules = loaded_by(PINS["validate"], places, "validate allow-list")
+    assert PINS["validate"].needs in modules, "validate never ran: the run is no evidence"
+    assert sorted(outside_the_standard_library(modules) - SMALL_VALIDATE_MAY_LOAD) == []
+
+
+def test_the_pins_catch_a_validate_that_takes_the_typed_lane_at_any_size(
+    places: dict[str, str],
+) -> None:
+    # The broken variant: the typed lane asked for whatever the file's size, as before issue
+    # 26's start-up work (read/_store.open_session asked for it on every read).
+    eager = ("import persyk_session.read._store as store\n"
+             "store.typed_lane_pays = lambda size: True\n")
+    modules = loaded_by(PINS["validate"], places, "eager lane", prelude=eager)
+    assert "msgspec" in unwanted(modules, PINS["validate"].forbidden)
+    assert {"msgspec", f"{P}read._messages_typed"} <= (
+        outside_the_standard_library(modules) - SMALL_VALIDATE_MAY_LOAD)
+
+
+def test_a_large_validate_takes_the_typed_lane(
+    places: dict[str, str], tmp_path: Path,
+) -> None:
+    # The size gate must open: a session past TYPED_LANE_MIN_BYTES of plain messages is read
+    # through the lane (its throughput is what it is for, issue 27).
+    from persyk_session.read._mode import TYPED_LANE_MIN_BYTES
+
+    session = tmp_path / "large"
+    session.mkdir()
+    header = Path(places["s"], "session.jsonl").read_bytes()
+    line = ('{"type":"message","id":"m%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z",'
+            '"message":{"role":"user","content":[{"type":"text","text":"hello"}],'
+            '"timestamp":1}}\n')
+    count = TYPED_LANE_MIN_BYTES // len(line % (0, "null")) + 1
+    body = "".join(line % (i, f'"m{i - 1}"' if i else "null") for i in range(count))
+    (session / "session.jsonl").write_bytes(header + body.encode())
+    modules = loaded_by(PINS["validate"], {**places, "s": str(session)}, "large validate")
+    assert PINS["validate"].needs in modules
+    assert f"{P}read._messages_typed" in modules and "msgspec" in modules
+

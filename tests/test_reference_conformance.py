@@ -57,14 +57,19 @@ def test_readable_reference_adapter_passes_every_case(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout[-2000:]
 
 
-# Import the read and write paths and run one operation of each in the child.
+# Import the read and write paths and run one operation of each in the child; then index the
+# session asking for the fast mode's typed lane (msgspec), which a small validate never takes
+# (read/_mode.typed_lane_pays) and the readable mode never has.
 _IMPORTS_PROBE = """
 import json, sys, tempfile
 from persyk_session.operations import OPERATIONS
+from persyk_session.read._store import index_stream
 import persyk_session.adapter, persyk_session.cli
 with tempfile.TemporaryDirectory() as folder:
     assert "header" in OPERATIONS["create"]({"session": folder})
     assert OPERATIONS["validate"]({"session": folder})["valid"]
+    with open(folder + "/session.jsonl", "rb") as stream:
+        assert index_stream(stream.read, typed=True).valid
 loaded = {name.split(".")[0] for name in sys.modules}
 print(json.dumps(sorted(loaded & {"orjson", "jsonschema_rs", "msgspec"})))
 """

@@ -104,13 +104,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(loaded: Collection[str] | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; the options only of the commands named in ``loaded`` (all
-    when None), whose modules are imported for it."""
+def build_parser(
+    loaded: Collection[str] | None = None, *, only_loaded: bool = False
+) -> argparse.ArgumentParser:
+    """The parser of every command (of those named in ``loaded`` alone with ``only_loaded``);
+    the options only of the commands named in ``loaded`` (all when None), whose modules are
+    imported for it."""
     parser = _Parser(prog="persyk-session", description="Persyk session format v1 tools.")
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
+        if only_loaded and loaded is not None and command.name not in loaded:
+            continue
         sub_parser = sub.add_parser(command.name, help=command.help, description=command.help)
         if loaded is None or command.name in loaded:
             add_arguments, run = command.load()
@@ -151,10 +156,18 @@ def _os_error(error: OSError) -> int:
     return EXIT_USAGE
 
 
+_NAMES = frozenset(command.name for command in COMMANDS)
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
+    chosen = _chosen(arguments)
+    # A known command needs its own sub-parser alone: each one costs argparse a few gettext
+    # lookups (four stats each under LANG=C.UTF-8), so building all nineteen cost a validate
+    # 1-2 ms (issue 26, point 4). No command, or an unknown one, gets every choice listed.
+    alone = bool(chosen) and chosen <= _NAMES
     try:
-        args = build_parser(_chosen(arguments)).parse_args(arguments)
+        args = build_parser(chosen, only_loaded=alone).parse_args(arguments)
         status: int = args.run(args)
         sys.stdout.flush()  # an output that cannot be written fails here, not at exit
         return status

@@ -8,7 +8,6 @@ import argparse
 from typing import Any
 
 from ..operations import op_context, op_info, op_read, op_validate
-from ..read._context import DEFAULT_TARGET, TARGETS
 from ._shared import add_leaf, exit_status, leaf_args, print_json
 
 __all__ = [
@@ -41,6 +40,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def args_context(parser: argparse.ArgumentParser) -> None:
+    # Here, not at the top: validate, info and read select no target (issue 26, point 4).
+    from ..read._context import DEFAULT_TARGET, TARGETS
+
     parser.add_argument("path", help="a session directory or its session.jsonl")
     add_leaf(
         parser, "select this entry as the leaf", "select the empty ancestry (explicit null)"

@@ -184,7 +184,7 @@ class DshStore:
             finally:
                 os.close(fd)
             size += len(closing)
-        events = scan.events + added
+        events = scan.events + added if added else scan.events  # no copy of a closed log
         self._cursors[path] = _Cursor(size, len(events))
         return Loaded(scan.header, events, scan.torn, len(added))
 

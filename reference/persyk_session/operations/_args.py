@@ -6,10 +6,12 @@ the adapter turns into a result ``{"error": ...}`` (docs/protocol.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import Code, Diagnostic, UsageError
-from ..read._context import LeafSelector
+
+if TYPE_CHECKING:  # imported by leaf_selector: validate and info select no leaf (issue 26)
+    from ..read._context import LeafSelector
 
 __all__ = [
     "error_result", "leaf_selector", "lock_timeout_arg", "path_arg", "session_arg", "string_arg",
@@ -59,6 +61,8 @@ def session_arg(args: dict[str, Any]) -> str:
 def leaf_selector(args: dict[str, Any]) -> LeafSelector:
     """CTX-1/2/3, APP-16: ``leaf`` absent selects the default, null the empty ancestry, a
     string that entry."""
+    from ..read._context import LeafSelector
+
     if "leaf" not in args:
         return LeafSelector.default()
     leaf = args["leaf"]

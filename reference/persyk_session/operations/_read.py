@@ -6,18 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import Code, ContractError, Diagnostic, UsageError
-from ..read._context import (
-    DEFAULT_TARGET,
-    HISTORY_BODY_TYPES,
-    TARGETS,
-    effective_history,
-    select_leaf,
-    to_generic_context,
-    validate_for_target,
-)
-from ..read._paging import read_page
 from ..read._store import OpenSession, open_session
 from ._args import error_result, leaf_selector, session_arg
+
+# validate and info need the index alone: leaf selection and context (read/_context.py) are
+# imported by op_context, paging and its read cache (read/_paging.py, read/_read_cache.py,
+# read/_live.py) by op_read, so a small validate loads neither (issue 26, point 4;
+# tests/test_import_pins.py).
 
 __all__ = ["first_problem", "op_context", "op_info", "op_read", "op_validate"]
 
@@ -51,6 +46,16 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
     """The effective history of the selected leaf (``view`` "history", the default), or the
     generic context (``view`` "generic"), or what a target API accepts (``view`` "target",
     optional ``target``)."""
+    from ..read._context import (
+        DEFAULT_TARGET,
+        HISTORY_BODY_TYPES,
+        TARGETS,
+        effective_history,
+        select_leaf,
+        to_generic_context,
+        validate_for_target,
+    )
+
     view = args.get("view", "history")
     if view not in VIEWS:
         raise UsageError(Code.USAGE, "the argument 'view' must be history, generic or target")
@@ -104,6 +109,8 @@ def op_info(args: dict[str, Any]) -> dict[str, Any]:
 
 def op_read(args: dict[str, Any]) -> dict[str, Any]:
     """``{"entries", "nextCursor"}`` or ``{"error": D}``."""
+    from ..read._paging import read_page
+
     page_size = args.get("pageSize")
     if isinstance(page_size, bool) or not isinstance(page_size, int):
         raise UsageError(Code.USAGE, "the argument 'pageSize' must be an integer")

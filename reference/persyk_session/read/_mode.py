@@ -7,7 +7,8 @@ mutation validates the whole committed file (no live index, ``_live``). Unset or
 (the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
 proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
 the live index, reads the common record (a plain message entry) through ``_messages_typed``
-(msgspec, typed) when no body is kept, and keeps the bodies ``context`` projects from its
+(msgspec, typed) when no body is kept and the read is large enough to pay for its import
+(:func:`typed_lane_pays`), and keeps the bodies ``context`` projects from its
 validating pass (``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement
 tests (tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
 tests/test_context_one_pass.py, tests/test_messages_typed.py) and the conformance suite, run
@@ -29,11 +30,13 @@ __all__ = [
     "KEEP_PARSED_BODIES",
     "MODE",
     "READABLE",
+    "TYPED_LANE_MIN_BYTES",
     "EntryTable",
     "dumps_json",
     "encode_record",
     "loads_json",
     "parse_record",
+    "typed_lane_pays",
     "typed_message_lane",
     "validate_entry",
     "validate_header",
@@ -68,3 +71,18 @@ def typed_message_lane() -> PlainMessageIds | None:
     from ._messages_typed import plain_message_ids
 
     return plain_message_ids
+
+
+# The typed lane's value is throughput: importing msgspec and the lane costs about 10 ms, and
+# the lane saves about 3 us of a plain message entry of 650 bytes (4-5 ns a byte; measured
+# 2026-12-03, docs/results/2026-12-03-parallel-run.md), so it pays for itself from about 2 MiB.
+# A smaller read takes parse_record and the schema, with the same results (the agreement tests
+# of tests/test_messages_typed.py), and a small validate never imports msgspec (issue 26).
+TYPED_LANE_MIN_BYTES: Final = 2 << 20
+
+
+def typed_lane_pays(size: int) -> bool:
+    """Whether a read of ``size`` bytes should take the typed lane: from TYPED_LANE_MIN_BYTES,
+    or at any size once an earlier read of this process has imported it (a long-lived reader
+    pays for the import once)."""
+    return size >= TYPED_LANE_MIN_BYTES or typed_message_lane.cache_info().currsize > 0

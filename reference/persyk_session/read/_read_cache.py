@@ -44,7 +44,7 @@ from ._index import EntryMeta, IndexBuilder, SessionIndex
 
 # One refresh plan for both caches: what an fstat says a cached state is still good for.
 from ._live import Identity, Refresh, plan_refresh
-from ._mode import parse_record
+from ._mode import parse_record, typed_lane_pays
 from ._store import feed_lines, index_stream, resolve_session_file
 
 __all__ = [
@@ -247,8 +247,9 @@ class ReadCache:
         self.counters.extensions += 1
         read = _CountingReader(cached.fd, cached.size, self.counters)
         builder = IndexBuilder.from_index(cached.index)
+        typed = typed_lane_pays(os.fstat(cached.fd).st_size - cached.size)
         for _ in feed_lines(builder, read, first_line=cached.index.lines + 1,
-                            start_offset=cached.size, typed=True):
+                            start_offset=cached.size, typed=typed):
             pass
         index = builder.build()
         if not index.valid:
@@ -264,7 +265,7 @@ class ReadCache:
         try:
             stat = os.fstat(fd)
             read = _CountingReader(fd, 0, self.counters)
-            index = index_stream(read)
+            index = index_stream(read, typed=typed_lane_pays(stat.st_size))
         except BaseException:
             os.close(fd)
             raise

@@ -9,7 +9,7 @@ anything else goes to ``_schema``, whose python-jsonschema failures become the d
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -38,21 +38,34 @@ class _Validators:
     entry_by_type: Mapping[str, jsonschema_rs.Validator]
 
 
+class _CompiledOnFirstUse(dict[str, jsonschema_rs.Validator]):
+    """Each entry type's validator, compiled at its type's first lookup: a small session pays
+    only for the types it holds (all twelve cost about 5 ms; issue 26, point 4). A hit is a
+    plain dict lookup."""
+
+    def __init__(self, compile_: Callable[[str], jsonschema_rs.Validator]) -> None:
+        super().__init__()
+        self._compile = compile_
+
+    def __missing__(self, entry_type: str) -> jsonschema_rs.Validator:
+        validator = self[entry_type] = self._compile(entry_type)
+        return validator
+
+
 @functools.cache
 def _validators() -> _Validators:
     schemas = _schema.schemas()
     registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in schemas.values()])
-
-    def compile_(schema: dict[str, Any]) -> jsonschema_rs.Validator:
-        return jsonschema_rs.validator_for(schema, registry=registry)
-
     dialect = schemas["entry"]["$schema"]
+    references = _schema.entry_references()
+
+    def compile_entry(entry_type: str) -> jsonschema_rs.Validator:
+        return jsonschema_rs.validator_for(
+            {"$schema": dialect, "$ref": references[entry_type]}, registry=registry)
+
     return _Validators(
-        header=compile_(schemas["header"]),
-        entry_by_type={
-            entry_type: compile_({"$schema": dialect, "$ref": reference})
-            for entry_type, reference in _schema.entry_references().items()
-        },
+        header=jsonschema_rs.validator_for(schemas["header"], registry=registry),
+        entry_by_type=_CompiledOnFirstUse(compile_entry),
     )
 
 

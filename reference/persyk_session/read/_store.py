@@ -23,7 +23,7 @@ from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_stream
 from ._bodies_fast import KEPT_BODY_BUDGET, KeptBodies, paused_gc
 from ._index import EntryMeta, IndexBuilder, SessionIndex
-from ._mode import KEEP_PARSED_BODIES, parse_record, typed_message_lane
+from ._mode import KEEP_PARSED_BODIES, parse_record, typed_lane_pays, typed_message_lane
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
@@ -170,12 +170,16 @@ def _line_findings(
 
 
 def index_stream(
-    read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE, kept: KeptBodies | None = None
+    read: Callable[[int], bytes], *, chunk_size: int = CHUNK_SIZE, kept: KeptBodies | None = None,
+    typed: bool | None = None,
 ) -> SessionIndex:
     """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule (and
-    keeping the bodies ``kept`` asks for)."""
+    keeping the bodies ``kept`` asks for). ``typed``: whether plain message entries may take the
+    typed lane (see :func:`feed_lines`); None, whenever no body is kept. A caller that knows
+    the size asks :func:`~._mode.typed_lane_pays`."""
     builder = IndexBuilder()
-    for _ in feed_lines(builder, read, chunk_size=chunk_size, kept=kept, typed=kept is None):
+    lane = kept is None if typed is None else typed
+    for _ in feed_lines(builder, read, chunk_size=chunk_size, kept=kept, typed=lane):
         pass
     # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
     return builder.build(empty=not builder.first_seen)
@@ -265,7 +269,8 @@ def open_session(
     file_path = resolve_session_file(path)
     kept = KeptBodies(keep, keep_budget) if keep and KEEP_PARSED_BODIES else None
     with _open_read_only(file_path) as stream, paused_gc(kept is not None):
-        index = index_stream(stream.read, chunk_size=chunk_size, kept=kept)
+        typed = kept is None and typed_lane_pays(os.fstat(stream.fileno()).st_size)
+        index = index_stream(stream.read, chunk_size=chunk_size, kept=kept, typed=typed)
     return OpenSession(path=file_path, index=index, kept=kept)
 
 
