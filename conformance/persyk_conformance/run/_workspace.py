@@ -132,7 +132,7 @@ class Sandbox:
 
     def new_workspace(self, case_id: str) -> Path:
         workspace = self.cases / case_id
-        if workspace.exists() or workspace.is_symlink():
+        if os.path.lexists(workspace):
             self.trash.discard(workspace)
         workspace.mkdir()
         return workspace
@@ -141,7 +141,7 @@ class Sandbox:
         """Empty home/, tmp/ and cases/, and remove what an adapter put beside them, so that
         one adapter's stray write costs one case only."""
         for sub in (self.home, self.tmp, self.cases):
-            if not sub.is_dir() or sub.is_symlink():
+            if not _is_real_dir(sub):
                 self.trash.discard(sub)
                 sub.mkdir()
             for child in sub.iterdir():
@@ -156,6 +156,14 @@ class Sandbox:
         finally:
             remove_tree(self.private)
             remove_tree(self.root)
+
+
+def _is_real_dir(path: Path) -> bool:
+    """A directory, not a link to one: one lstat (the snapshots ask it of every tree)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def copy_traversable(source: Traversable, target: Path) -> None:
@@ -186,7 +194,7 @@ def snapshot(
     bounds = limits or SnapshotLimits()
     budget = _Budget(bounds)
     state: Snapshot = {}
-    if not root.is_dir() or root.is_symlink():
+    if not _is_real_dir(root):
         return state
     stack: list[tuple[Path, str, int]] = [(root, "", 0)]
     while stack:
