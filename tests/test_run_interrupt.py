@@ -3,9 +3,9 @@ the cases that run finish, the report holds what finished, the exit status is 13
 (cli/_status.py), no traceback is printed, and no adapter, lane or sandbox outlives the run.
 
 Broken variants these tests catch: a lane process left in the run's process group (the
-terminal's SIGINT reaches it and it dies with a KeyboardInterrupt traceback on stderr), ``run`` returning its verdict instead of the
-interrupted status (exit 1), a lane that is not stopped and cleaned up (a sandbox or an
-adapter left behind).
+terminal's SIGINT reaches it and it dies with a KeyboardInterrupt traceback on stderr), ``run``
+returning its verdict instead of the interrupted status (exit 1), a lane that does not remove
+its sandbox when stopped (a sandbox left behind).
 """
 
 from __future__ import annotations
