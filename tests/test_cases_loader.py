@@ -7,7 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.cases._load import Case, CaseError, load_cases
+from jsonschema import Draft202012Validator
+from persyk_conformance._profiles import DSH_V0, V1, Profile
+from persyk_conformance.cases._load import (
+    Case,
+    CaseError,
+    case_schema,
+    default_root,
+    load_cases,
+    manifest_problems,
+    read_manifest,
+)
 
 
 def write_case(
@@ -126,3 +136,27 @@ def test_duplicate_ids_are_refused(tmp_path: Path) -> None:
     write_case(tmp_path, "golden", golden_manifest(), dirname="G-001-two")
     with pytest.raises(CaseError, match="used twice"):
         load_cases(tmp_path)
+
+
+def _oracle_lines(manifest: dict[str, Any]) -> list[str]:
+    oracle = Draft202012Validator(case_schema())
+    return sorted(f"/{'/'.join(str(p) for p in e.absolute_path)}: {e.message}"
+                  for e in oracle.iter_errors(manifest))
+
+
+@pytest.mark.parametrize("manifest", [m for _, m in BROKEN], ids=[n for n, _ in BROKEN])
+def test_manifest_problems_are_the_oracles_lines_for_a_broken_manifest(
+    manifest: dict[str, Any]
+) -> None:
+    # The compiled validator only answers "valid?"; the lines come from python-jsonschema.
+    assert sorted(manifest_problems(manifest)) == _oracle_lines(manifest)
+
+
+@pytest.mark.parametrize("profile", [V1, DSH_V0], ids=["v1", "dsh-v0"])
+def test_compiled_and_oracle_validators_agree_on_every_shipped_manifest(profile: Profile) -> None:
+    oracle = Draft202012Validator(case_schema(profile.case_schema))
+    manifests = [read_manifest(case.directory / "case.json") for case in load_cases(
+        default_root(profile), profile)]
+    assert manifests
+    assert [m["id"] for m in manifests if not oracle.is_valid(m)] == []
+    assert [m["id"] for m in manifests if manifest_problems(m, profile)] == []

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from persyk_conformance._bounded import CODES, ArchiveLimits, Refused, extract_tar
+from persyk_conformance._bounded import CODES, ArchiveLimits, Refused, extract_tar, loads_bounded
 from persyk_conformance.bench._data import DataStore
 from persyk_conformance.cases._load import CaseError, load_case
 from persyk_conformance.cli import main
@@ -238,3 +238,18 @@ def test_every_refusal_code_raised_is_listed_and_documented() -> None:
     assert [code for code in sorted(CODES) if f"`{code}`" not in documented] == []
     with pytest.raises(ValueError, match="not a refusal code"):
         Refused("MADE_UP", "x", "a code nobody documented")
+
+
+@pytest.mark.parametrize(("data", "refused_deep"), [
+    (b"[" * 256 + b"]" * 256, False),
+    (b"[" * 257 + b"]" * 257, True),
+    (b'{"a": [' + b"[" * 254 + b"]" * 254 + b'], "b": "' + b"{" * 300 + b'"}', False),
+    (b'["' + b"[" * 300 + b'", ' + b"[" * 256 + b"]" * 256 + b"]", True),
+], ids=["at-the-limit", "one-past-the-limit", "brackets-in-strings-not-counted",
+        "deep-after-a-bracketed-string"])
+def test_json_depth_bound_counts_only_real_nesting(data: bytes, refused_deep: bool) -> None:
+    if refused_deep:
+        with pytest.raises(Refused, match="JSON_TOO_DEEP"):
+            loads_bounded(data, "doc.json")
+    else:
+        loads_bounded(data, "doc.json")

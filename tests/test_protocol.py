@@ -22,6 +22,7 @@ from persyk_conformance._protocol import (
     encode_hello,
     encode_run,
     encode_stop,
+    loads_line,
 )
 from persyk_session.adapter import serve
 
@@ -177,3 +178,34 @@ def test_reserved_capabilities_may_be_declared() -> None:
 )
 def test_strict_request_check(line: bytes, valid: bool) -> None:
     assert (check_request(line) == []) is valid
+
+
+# Integers at and just past orjson's 64-bit bounds, where it would read a float (REC-9, rev. 2);
+# a long digit run inside a string or a fraction goes the slow way and reads the same.
+EXACT_NUMBERS = [
+    (b"-9223372036854775808", -(2**63)),
+    (b"-9223372036854775809", -(2**63) - 1),
+    (b"-9999999999999999999", -9999999999999999999),
+    (b"9999999999999999999", 9999999999999999999),
+    (b"18446744073709551615", 2**64 - 1),
+    (b"18446744073709551616", 2**64),
+    (b"123456789012345678901234567890", 123456789012345678901234567890),
+    (b'{"a":[1,-12345678901234567890]}', {"a": [1, -12345678901234567890]}),
+    (b'"12345678901234567890123"', "12345678901234567890123"),
+    (b"0.12345678901234567890", 0.12345678901234567890),
+]
+
+
+@pytest.mark.parametrize(("line", "value"), EXACT_NUMBERS,
+                         ids=[line.decode() for line, _ in EXACT_NUMBERS])
+def test_loads_line_keeps_every_integer_exact(line: bytes, value: object) -> None:
+    loaded = loads_line(line + b"\n")
+    assert loaded == value and type(loaded) is type(value)
+
+
+@pytest.mark.parametrize("line", [b"[NaN, 12345678901234567890]", b"[Infinity]",
+                                  b"[1e400, 12345678901234567890]", b"[-Infinity, 1]"],
+                         ids=["nan", "infinity", "overflowing-float", "minus-infinity"])
+def test_loads_line_refuses_what_orjson_refuses_on_either_path(line: bytes) -> None:
+    with pytest.raises(orjson.JSONDecodeError):
+        loads_line(line)

@@ -5,7 +5,8 @@ nothing beside it, and -j defaults to the CPUs this process may use.
 Broken variants these tests catch: a scheduler that ignores exclusivity (``Board.take`` starting
 an exclusive job while others run) fails the two overlap tests; results handed on in
 completion order instead of plan order (``InOrder`` bypassed) fails the report and progress
-comparison, because the exclusive cases S-20x start first and so finish first.
+comparison, because the exclusive cases S-20x start first and so finish first; lanes that
+are threads only (no lane process, ``Lanes.spec`` None) fail the lane-process test.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 from persyk_conformance.cli import _run as run_command
-from persyk_conformance.cli import main
+from persyk_conformance.cli import _run_jobs, main
 from persyk_conformance.cli._run import RunConfig, execute
 from persyk_conformance.harness._registry import check_named
 from persyk_conformance.reports._run import dumps_report, render_junit, render_markdown
@@ -242,3 +243,22 @@ def test_in_process_runs_serially_and_says_so_when_asked_for_more(
     status = main(["run", "--in-process", "--no-harness", "--only", "R-001,R-002", "-q", *argv])
     assert status == 0 and lanes_made == []
     assert ("--in-process runs serially (-j 2 ignored)" in capsys.readouterr().err) is note
+
+
+def test_cases_past_the_first_lane_run_in_lane_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's own work per case runs beside the first lane's, not under its lock: the
+    other lane takes its cases to a process of its own (run/_lane_process.py)."""
+    answered: list[str] = []
+
+    class Counted(_run_jobs.LaneProcess):
+        def run_case(self, planned: Any, expected: str | None,
+                     gave_up: str | None) -> tuple[Any, str | None]:
+            result, gave_up_now = super().run_case(planned, expected, gave_up)
+            answered.append(result.id)
+            return result, gave_up_now
+
+    monkeypatch.setattr(_run_jobs, "LaneProcess", Counted)
+    record = execute(RunConfig(only=("G-00*", "G-01*"), harness=False, jobs=2))
+    assert record.passed and record.aborted is None
+    assert answered, "no case ran in a lane process"
+    assert set(answered) < {r.id for r in record.results}  # and the first lane ran some

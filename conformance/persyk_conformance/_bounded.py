@@ -196,7 +196,11 @@ def json_depth(data: bytes) -> int:
 def loads_bounded(data: bytes, where: str | Path, limits: JsonLimits = JsonLimits()) -> Any:
     if len(data) > limits.max_bytes:
         raise Refused("JSON_TOO_LARGE", where, f"larger than {limits.max_bytes} bytes")
-    if json_depth(data) > limits.max_depth:
+    # A document cannot nest deeper than it has opening brackets (those inside strings only
+    # add to the count), so the exact measure runs only where it might find too much: two
+    # counts in C instead of two regular expressions over every case.json.
+    if (data.count(b"[") + data.count(b"{") > limits.max_depth
+            and json_depth(data) > limits.max_depth):
         raise Refused("JSON_TOO_DEEP", where, f"nested deeper than {limits.max_depth} levels")
     try:
         return json.loads(data)

@@ -10,7 +10,6 @@ strict mode (they are ours; strict mode proves it).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -196,9 +195,25 @@ def _closest(error: jsonschema_rs.ValidationError) -> list[str]:
     return [f"{where}: {error.message}"]
 
 
-# An integer of 20 or more digits may lie beyond 64 bits, where orjson reads a float: such lines
-# are read by the json module, which keeps every integer exactly (REC-9, rev. 2).
-_LONG_INTEGER = re.compile(rb"[0-9]{20}")
+# orjson reads an integer outside [-2**63, 2**64 - 1] as a float. Every integer inside that
+# range has at most 19 digits, and every one outside it at least 19 (-9223372036854775809 has
+# 19), so a line holding a run of 19 digits anywhere is read by the json module instead, which
+# keeps every integer exactly (REC-9, rev. 2). The probe maps each digit to "9" and every other
+# byte to a space, then looks for nineteen nines: two passes in C, ten times faster than a
+# regular expression and cheaper than the parse it guards.
+_DIGIT_RUN = b"9" * 19
+_DIGITS_ONLY = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")  # as orjson refuses NaN and Infinity
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # as orjson refuses 1e400
+        raise ValueError(f"number is infinity when parsed as double: {text}")
+    return value
 
 
 def dumps_line(message: Any) -> bytes:
@@ -211,10 +226,10 @@ def dumps_line(message: Any) -> bytes:
 
 def loads_line(line: bytes) -> Any:
     """Parse one protocol line, keeping integers exact whatever their size."""
-    if _LONG_INTEGER.search(line) is None:
+    if _DIGIT_RUN not in line.translate(_DIGITS_ONLY):
         return orjson.loads(line)
     try:
-        return json.loads(line)
+        return json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
     except ValueError as exc:
         raise orjson.JSONDecodeError(str(exc), line.decode("utf-8", "replace"), 0) from None
 

@@ -106,7 +106,7 @@ class _Session:
         fixtures = config.getoption("--persyk-fixtures")
         cases = load_cases(Path(fixtures)) if fixtures else load_cases()
         self.plan = [plan_fixture(c) for c in cases]
-        self.plan += harness_cases(self.sandbox.runner / "harness")
+        self.plan += harness_cases(self.sandbox.private / "harness")
         expected_file = config.getoption("--persyk-expected-failures")
         known = [p.case.id for p in self.plan] + [c.id for c in checks_for("v1")]
         try:

@@ -23,7 +23,6 @@ from .._protocol import PROTOCOL_VERSION, ProtocolViolation
 from .._version import __version__
 from ..adapters._in_process import InProcessAdapter
 from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
-from ..adapters._subprocess import SubprocessAdapter
 from ..cases._load import CaseError, load_cases
 from ..cases._select import Selectable, SelectionError, select, split_selectors
 from ..harness._canaries import HARNESS_IDS
@@ -37,6 +36,7 @@ from ..harness._registry import (
     known_capabilities,
 )
 from ..reports._run import dumps_report, render_junit, render_markdown, render_text
+from ..run._lane_process import AdapterSpec
 from ..run._outcomes import (
     CaseResult,
     ExpectedFailuresError,
@@ -55,6 +55,9 @@ from ._status import UsageProblem, Verdict
 
 __all__ = ["Plan", "RunConfig", "cmd_run", "execute", "plan_cases", "register"]
 
+
+# The record's ``aborted`` after Ctrl-C: the report holds what finished, the exit status is 130.
+INTERRUPTED = "interrupted"
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
@@ -107,7 +110,7 @@ def plan_cases(sandbox: Sandbox, config: RunConfig) -> Plan:
     plan = [plan_fixture(case) for case in fixtures]
     checks = list(checks_for(profile.name)) if config.harness else []
     if config.harness and profile.harness:  # the generated canaries are v1's
-        plan += harness_cases(sandbox.runner / "harness")
+        plan += harness_cases(sandbox.private / "harness")
     # Every id of the profile's suite, selected or not (--no-harness, --only): an expected
     # failure for a case this run leaves out is ignored, only an id of no case is refused.
     known = [p.case.id for p in plan if p.case.kind != "harness"]
@@ -149,17 +152,16 @@ def _adapter(config: RunConfig, sandbox: Sandbox) -> tuple[Adapter, tuple[str, .
         if config.impl is not None:
             raise UsageProblem("--in-process runs the built-in reference; it excludes --impl")
         return InProcessAdapter(profile=config.profile), None, "in-process"
+    spec = _adapter_spec(config)
+    return spec.start_in(sandbox), spec.argv, "subprocess"
+
+
+def _adapter_spec(config: RunConfig) -> AdapterSpec:
+    """How a subprocess adapter is started in a sandbox (by this process or a lane process)."""
     argv = tuple(shlex.split(config.impl)) if config.impl is not None else REFERENCE_ADAPTER
     if not argv:
         raise UsageProblem("--impl is empty")
-    adapter = SubprocessAdapter(
-        argv,
-        env=sandbox.adapter_env(os.environ),
-        strict=config.strict,
-        profile=config.profile,
-        confine_to=sandbox.root if config.confine else None,
-    )
-    return adapter, argv, "subprocess"
+    return AdapterSpec(argv, dict(os.environ), config.strict, config.profile, config.confine)
 
 
 def execute(
@@ -189,7 +191,7 @@ def execute(
         try:
             aborted = _run_selected(config, sandbox, runner, expected, plan, progress, results)
         except KeyboardInterrupt:
-            aborted = "interrupted"
+            aborted = INTERRUPTED
         except Exception as exc:  # a fault of the runner: report what the run has
             aborted = f"the runner failed: {type(exc).__name__}: {exc}"
         try:
@@ -234,15 +236,21 @@ def _run_selected(
     if config.jobs <= 1 or config.in_process or plan.total <= 1:
         return _run_all(config, sandbox, runner, expected, plan, progress, results)
     lanes = Lanes(runner, lambda where: _adapter(config, where)[0], config.format_profile,
-                  config.jobs)
+                  config.jobs, _adapter_spec(config))
+    lanes.start_processes(len(plan.cases) - 1)  # while the first case runs alone
     if plan.cases:
         first = plan.cases[0]
-        result = runner.run_case(first).with_expectation(expected.get(first.case.id))
+        try:
+            result = runner.run_case(first).with_expectation(expected.get(first.case.id))
+        except BaseException:
+            lanes.stop_processes()
+            raise
         runner.results.append(result)
         results.append(result)
         if progress is not None:
             progress(1, plan.total, result)
         if runner.gave_up is not None or not _greeted(runner.adapter):
+            lanes.stop_processes()
             return _run_all(config, sandbox, runner, expected, plan, progress, results, done=1)
     else:
         try:  # only harness checks: greet the adapter anyway, as _run_all does
@@ -383,6 +391,8 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         sys.stdout.write(render_markdown(record))
     else:
         sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
+    if record.aborted == INTERRUPTED:
+        return Verdict.INTERRUPTED  # after the report of what finished
     return Verdict.found_if(not record.passed)
 
 

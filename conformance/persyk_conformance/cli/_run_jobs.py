@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from .._profiles import Profile
 from ..adapters._interface import Adapter
 from ..harness._registry import HarnessCheck, harness_results
+from ..run._lane_process import AdapterSpec, LaneProcess
 from ..run._outcomes import CaseResult
 from ..run._parallel import Job, case_is_exclusive, run_jobs
 from ..run._progress import ProgressLine
@@ -26,6 +27,9 @@ from ..run._workspace import Sandbox
 __all__ = ["Lanes", "plan_jobs", "run_in_parallel"]
 
 MakeAdapter = Callable[[Sandbox], Adapter]
+# How long a lane process may take to start (a fresh interpreter importing the runner, on a
+# loaded machine), beyond the run's --timeout.
+LANE_START_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +53,17 @@ def plan_jobs(cases: list[Planned], checks: list[HarnessCheck]) -> list[Job]:
 
 @dataclass(slots=True)
 class Lanes:
-    """One Runner per lane that runs fixture cases, made on first use; lane 0's is the run's."""
+    """Who runs each lane's fixture cases: lane 0 is the run's own Runner (in this process);
+    every other lane is a lane process (run/_lane_process.py) when ``spec`` says how to start the
+    adapter there, else a Runner of its own in this process. Each is made on first use."""
 
     first: Runner
     make_adapter: MakeAdapter
     profile: Profile
     count: int
+    spec: AdapterSpec | None = None
     runners: dict[int, Runner] = field(default_factory=dict)
+    processes: dict[int, LaneProcess] = field(default_factory=dict)
     sandboxes: list[Sandbox] = field(default_factory=list)
     gave_up: str | None = None  # the first lane that gives up on the adapter speaks for all
 
@@ -70,7 +78,34 @@ class Lanes:
                                         self.profile)
         return self.runners[lane]
 
+    def start_processes(self, cases: int) -> None:
+        """Start the lane processes ``cases`` fixture cases can use (lane 0 is this process)
+        now, since each takes a while; ``ready`` waits for them."""
+        if self.spec is not None:
+            for lane in range(1, min(self.count, cases)):
+                self.processes[lane] = LaneProcess(
+                    self.spec, RunOptions(timeout=self.first.options.timeout), self.profile)
+
+    def stop_processes(self) -> None:
+        try:
+            for process in self.processes.values():
+                process.close()
+        finally:
+            self.processes.clear()
+
+    def ready(self) -> None:
+        for process in self.processes.values():
+            process.wait_ready(LANE_START_SECONDS + self.first.options.timeout)
+
     def run_case(self, lane: int, planned: Planned, expected: str | None) -> CaseResult:
+        if lane not in self.processes:
+            return self._run_here(lane, planned, expected)
+        result, gave_up = self.processes[lane].run_case(planned, expected, self.gave_up)
+        if gave_up is not None and self.gave_up is None:
+            self.gave_up = gave_up
+        return result
+
+    def _run_here(self, lane: int, planned: Planned, expected: str | None) -> CaseResult:
         runner = self.runner(lane)
         if self.gave_up is not None and runner.gave_up is None:
             runner.gave_up = self.gave_up
@@ -81,12 +116,17 @@ class Lanes:
         return result
 
     def close(self) -> None:
+        """Stop every lane: a lane process finishes the case it runs first (its result is no
+        longer waited for after an interruption), then closes its adapter."""
         try:
-            for runner in (self.first, *self.runners.values()):
-                runner.close()
+            self.stop_processes()
         finally:
-            for sandbox in self.sandboxes:
-                sandbox.remove()
+            try:
+                for runner in (self.first, *self.runners.values()):
+                    runner.close()
+            finally:
+                for sandbox in self.sandboxes:
+                    sandbox.remove()
 
 
 def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],
@@ -133,6 +173,7 @@ def run_in_parallel(
             progress.running(index + 1, check.id, check.title)  # as the serial run says it
 
     try:
+        lanes.ready()
         run_jobs(plan_jobs(cases, checks)[len(results):], lanes.count, work, deliver, reached)
     finally:
         try:

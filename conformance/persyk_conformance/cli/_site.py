@@ -50,7 +50,7 @@ def _case_texts(ids: set[str], fixtures: Path | None, profile: str) -> dict[str,
     texts: dict[str, str] = {}
     sandbox = Sandbox.create()
     try:
-        canaries = harness_cases(sandbox.runner / "harness") if chosen.harness else []
+        canaries = harness_cases(sandbox.private / "harness") if chosen.harness else []
         for case in [p.case for p in canaries] + load_cases(fixtures, chosen):
             if case.id in ids:
                 texts[case.id] = render_case(case)

@@ -11,8 +11,9 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
   (docs/performance.md);
 - 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
-- 130 (128 + SIGINT): interrupted outside ``run`` and ``bench`` (which catch it themselves
-  and still report what finished).
+- 130 (128 + SIGINT): interrupted; ``run`` first reports what finished (its cases and checks
+  that were running finish first), ``bench`` catches it and reports what finished with its
+  own verdict.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Verdict(Enum):
     FOUND = 1
     BOOKKEEPING = 3
     NOT_PUBLISHABLE = 4
+    INTERRUPTED = EXIT_INTERRUPTED  # run: Ctrl-C, after the report of what finished
 
     @classmethod
     def found_if(cls, found: bool) -> Verdict:

@@ -185,7 +185,7 @@ def show_case(case_id: str, fixtures: Path | None, profile: Profile) -> str:
                 "docs/spec-dsh-v0.md (Conformance)\n")
     sandbox = Sandbox.create()
     try:
-        generated = harness_cases(sandbox.runner / "harness") if profile.harness else []
+        generated = harness_cases(sandbox.private / "harness") if profile.harness else []
         for case in [p.case for p in generated] + load_cases(fixtures, profile):
             if case.id == wanted:
                 title, rest = render_case(case, GENERATED_NOTE).split("\n", 1)

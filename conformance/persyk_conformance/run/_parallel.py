@@ -13,7 +13,8 @@ cheapest before the long checks start), then the rest by expected cost, most exp
 (run/_shards.expected_cost), ties in plan order: a list schedule by longest processing time.
 
 :class:`Board` and :class:`InOrder` are plain state; :func:`run_jobs` is the edge that drives
-them from ``lanes`` threads. Threads are enough: the work is in the adapter processes.
+them from ``lanes`` threads; a lane thread may hand its jobs on to a lane process of its own
+(run/_lane_process.py), which is how the runner's own work per case runs on several cores.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def run_jobs(
     indexes are consecutive; they may start past 0 (the first jobs of the plan ran already).
 
     The first exception of a job stops the run: nothing more starts, what runs finishes, and
-    the exception is raised here; so is a KeyboardInterrupt of the waiting thread.
+    the exception is raised here; so is a KeyboardInterrupt of the waiting thread, once the
+    jobs that run have finished (their results handed on as far as plan order allows).
     """
     board = Board(start_order(jobs))
     changed = threading.Condition()
@@ -200,13 +202,18 @@ def run_jobs(
     for thread in threads:
         thread.start()
     try:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.2)  # a timed join, so that Ctrl-C reaches this thread
+        _join(threads)
     except KeyboardInterrupt:
         with changed:
             board.drop()
             changed.notify_all()
+        _join(threads)  # the running jobs finish (a second Ctrl-C stops waiting for them)
         raise
     if failures:
         raise failures[0]
+
+
+def _join(threads: Sequence[threading.Thread]) -> None:
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)  # a timed join, so that Ctrl-C reaches this thread

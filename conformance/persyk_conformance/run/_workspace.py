@@ -5,7 +5,11 @@ Layout of one run's sandbox (a fresh temporary directory)::
     <sandbox>/home/          HOME of the adapter process
     <sandbox>/tmp/           TMPDIR (and TEMP, TMP) of the adapter process
     <sandbox>/cases/<ID>/    the workspace of the case being run, alone in its parent
-    <sandbox>/runner/        the runner's own files (adapter stderr log, harness cases)
+    <sandbox>/runner/        the runner's own files (the harness checks' cases)
+
+and beside it, outside the sandbox, ``<sandbox>.runner/``: the sources of the generated canary
+cases (``harness/``), which only the runner reads, and the trash (``trash/``), where what a
+case left is moved at once and removed by a thread (run/_removal.py).
 
 An adapter must write only inside the workspace of the current case, and only in write steps.
 The runner sees every write anywhere in the sandbox outside the workspace (home/, tmp/, beside
@@ -20,15 +24,13 @@ adapter blew up (thousands of nested directories, a sparse file of a tebibyte) c
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import itertools
 import os
 import stat
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ from .._protocol import PATH_ARGS
 from ..cases._steps import confined
 from ._conditions import capture_file_check
 from ._record_lines import record_file_problems
+from ._removal import Trash, remove_tree
 
 __all__ = [
     "Sandbox",
@@ -47,6 +50,7 @@ __all__ = [
     "check_files",
     "copy_traversable",
     "diff_snapshots",
+    "remove_tree",
     "snapshot",
 ]
 
@@ -78,13 +82,20 @@ class SnapshotTooLarge(Exception):
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     root: Path
+    # Beside the root, not in it (so no outside check looks at it, and a confined adapter
+    # cannot write there): the sources of generated cases, and the trash, where what a case
+    # leaves is moved and removed by a thread (run/_removal.py).
+    private: Path = field(compare=False)
+    trash: Trash = field(compare=False)
 
     @classmethod
     def create(cls) -> Sandbox:
         root = Path(tempfile.mkdtemp(prefix="persyk-conformance-")).resolve()
         for sub in ("home", "tmp", "cases", "runner"):
             (root / sub).mkdir()
-        return cls(root)
+        private = root.with_name(root.name + ".runner")
+        private.mkdir(mode=0o700)
+        return cls(root, private, Trash(private / "trash"))
 
     @property
     def home(self) -> Path:
@@ -121,8 +132,8 @@ class Sandbox:
 
     def new_workspace(self, case_id: str) -> Path:
         workspace = self.cases / case_id
-        if workspace.exists() or workspace.is_symlink():
-            remove_tree(workspace)
+        if os.path.lexists(workspace):
+            self.trash.discard(workspace)
         workspace.mkdir()
         return workspace
 
@@ -130,70 +141,29 @@ class Sandbox:
         """Empty home/, tmp/ and cases/, and remove what an adapter put beside them, so that
         one adapter's stray write costs one case only."""
         for sub in (self.home, self.tmp, self.cases):
-            if not sub.is_dir() or sub.is_symlink():
-                remove_tree(sub)
+            if not _is_real_dir(sub):
+                self.trash.discard(sub)
                 sub.mkdir()
             for child in sub.iterdir():
-                remove_tree(child)
+                self.trash.discard(child)
         for child in self.root.iterdir():
             if child.name not in _SANDBOX_DIRS:
-                remove_tree(child)
+                self.trash.discard(child)
 
     def remove(self) -> None:
-        remove_tree(self.root)
+        try:
+            self.trash.close()
+        finally:
+            remove_tree(self.private)
+            remove_tree(self.root)
 
 
-def remove_tree(path: Path) -> None:
-    """Remove ``path`` and all under it, however deep, never following a link.
-
-    Iterative and flat: each directory found is first moved up to the top of the tree, so
-    no path grows long, no recursion happens and two descriptors suffice whatever the depth.
-    Read-only directories are made writable first (the sandbox is ours to clean).
-    """
+def _is_real_dir(path: Path) -> bool:
+    """A directory, not a link to one: one lstat (the snapshots ask it of every tree)."""
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(info.st_mode):
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        return
-    with contextlib.suppress(OSError):
-        os.chmod(path, stat.S_IRWXU)
-    top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    names = (f".persyk-rm-{n}" for n in itertools.count())
-    pending: list[str | None] = [None]  # None: the top itself
-    try:
-        while pending:
-            name = pending.pop()
-            try:
-                if name is not None:
-                    os.chmod(name, stat.S_IRWXU, dir_fd=top)
-                fd = top if name is None else os.open(
-                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
-            except OSError:
-                continue
-            try:
-                with os.scandir(fd) as listing:
-                    entries = list(listing)
-                for entry in entries:
-                    with contextlib.suppress(OSError):
-                        if entry.is_dir(follow_symlinks=False):
-                            flat = next(names)
-                            os.rename(entry.name, flat, src_dir_fd=fd, dst_dir_fd=top)
-                            pending.append(flat)
-                        else:
-                            os.unlink(entry.name, dir_fd=fd)
-            finally:
-                if fd != top:
-                    os.close(fd)
-            if name is not None:
-                with contextlib.suppress(OSError):
-                    os.rmdir(name, dir_fd=top)
-    finally:
-        os.close(top)
-    with contextlib.suppress(OSError):
-        os.rmdir(path)
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def copy_traversable(source: Traversable, target: Path) -> None:
@@ -224,7 +194,7 @@ def snapshot(
     bounds = limits or SnapshotLimits()
     budget = _Budget(bounds)
     state: Snapshot = {}
-    if not root.is_dir() or root.is_symlink():
+    if not _is_real_dir(root):
         return state
     stack: list[tuple[Path, str, int]] = [(root, "", 0)]
     while stack:
