@@ -21,19 +21,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from .._mode_name import MODE
+
+if TYPE_CHECKING:
+    from ._messages_block import MessageBlock
 
 __all__ = [
     "KEEP_PARSED_BODIES",
     "MODE",
     "READABLE",
     "EntryTable",
+    "PlainMessageBlock",
+    "PlainMessageIds",
     "dumps_json",
     "encode_record",
     "loads_json",
     "parse_record",
+    "typed_block_lane",
     "typed_message_lane",
     "validate_entry",
     "validate_header",
@@ -43,6 +49,9 @@ READABLE: Final = MODE == "readable"
 # ``_messages_typed.plain_message_ids``: (id, parentId) of a record proven to be a valid plain
 # message entry, or None (the record then takes parse_record and the schema).
 PlainMessageIds: TypeAlias = Callable[[bytes], "tuple[str, str | None] | None"]
+# ``_messages_block.plain_message_block``: the ids, parentIds and lengths of a chunk's whole
+# lines, each proven a valid plain message entry, or None (its lines then go one by one).
+PlainMessageBlock: TypeAlias = Callable[[bytes], "MessageBlock | None"]
 # The fast mode keeps the bodies a read is about to project from its validating pass
 # (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
 KEEP_PARSED_BODIES: Final = not READABLE
@@ -68,3 +77,14 @@ def typed_message_lane() -> PlainMessageIds | None:
     from ._messages_typed import plain_message_ids
 
     return plain_message_ids
+
+
+@functools.cache
+def typed_block_lane() -> PlainMessageBlock | None:
+    """``_messages_block.plain_message_block`` in the fast mode, None in the readable one;
+    imported on the first read that asks, as :func:`typed_message_lane`."""
+    if READABLE:
+        return None
+    from ._messages_block import plain_message_block
+
+    return plain_message_block
