@@ -123,6 +123,7 @@ RAW_FAULTS = [
     # escapes: any backslash sends the block to the str lane, which decodes them
     ("lone-surrogate-escape-in-text", b'"text":"a\\ud800"'),
     ("low-surrogate-first-in-text", b'"text":"\\udc00\\ud800"'),
+    ("lone-low-surrogate-escape-in-text", b'"text":"a\\udc00"'),
     ("bad-escape-in-text", b'"text":"a\\x41"'),
     ("unfinished-escape-in-text", b'"text":"a\\u00"'),
 ]

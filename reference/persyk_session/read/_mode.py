@@ -6,12 +6,13 @@ table of plain tuples (``_entries``); neither orjson nor jsonschema_rs is import
 mutation validates the whole committed file (no live index, ``_live``). Unset or ``fast``
 (the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
 proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
-the live index, reads the common record (a plain message entry) through ``_messages_typed``
-(msgspec, typed) when no body is kept, and keeps the bodies ``context`` projects from its
-validating pass (``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement
-tests (tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
-tests/test_context_one_pass.py, tests/test_messages_typed.py) and the conformance suite, run
-in both modes, hold them to it.
+the live index, reads the common record (a plain message entry) through ``_messages_block``
+(msgspec, a read chunk at once) and ``_messages_typed`` (record by record) when no body is
+kept, and keeps the bodies ``context`` projects from its validating pass
+(``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement tests
+(tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
+tests/test_context_one_pass.py, tests/test_messages_typed.py, tests/test_messages_block.py)
+and the conformance suite, run in both modes, hold them to it.
 
 The I/O edge and the builder import the chosen functions from here; the core modules never do.
 The dsh-v0 profile, which shares nothing of v1's reader, has its own switch (``dsh/_json.py``).

@@ -104,6 +104,7 @@ def feed_lines(
     start_offset: int = 0,
     kept: KeptBodies | None = None,
     typed: bool = False,
+    blocks: bool = False,
 ) -> Iterator[list[Diagnostic]]:
     """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
 
@@ -117,15 +118,18 @@ def feed_lines(
     dicts: whole chunks at once (``_messages_block``, one empty list yielded for the chunk's
     lines), else record by record (``_messages_typed``); only for a plain
     :class:`IndexBuilder` and no ``kept``, since the lanes never call ``add_record``
-    (search's tapping builder needs every record).
+    (search's tapping builder needs every record). ``blocks`` asks for the block lane alone,
+    for a builder that taps ``add_record`` and decides in :meth:`IndexBuilder.add_plain_messages`
+    which blocks it may commit unseen (search's, for the lines its byte screen cleared); its
+    other lines take ``add_record``.
     """
     # The fast mode's lanes build no dict, so they serve only a read that keeps no body; the
     # header (the first record) always takes parse_record.
     if typed and (kept is not None or type(builder).add_record is not IndexBuilder.add_record):
         raise ValueError("the typed lane hands no record to kept bodies or an add_record tap")
     record_lane = typed_message_lane() if typed else None
-    block_lane = typed_block_lane() if typed else None
-    if record_lane is None or block_lane is None:
+    block_lane = typed_block_lane() if typed or blocks else None
+    if block_lane is None:
         for item in split_stream(
             read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
             first_offset=start_offset,
@@ -145,7 +149,7 @@ def feed_lines(
 
 
 def _block_findings(
-    builder: IndexBuilder, block: Block, record_lane: PlainMessageIds,
+    builder: IndexBuilder, block: Block, record_lane: PlainMessageIds | None,
     block_lane: PlainMessageBlock,
 ) -> Iterator[list[Diagnostic]]:
     """The findings of a block's lines: none, once, if the block lane proved them all and the
@@ -185,11 +189,12 @@ def _header_findings(builder: IndexBuilder, block: Block) -> Generator[
 
 
 def _typed_line_findings(
-    builder: IndexBuilder, record_lane: PlainMessageIds, piece: Line
+    builder: IndexBuilder, record_lane: PlainMessageIds | None, piece: Line
 ) -> list[Diagnostic]:
-    """:func:`_line_findings`, through the per-record lane for a terminated entry line."""
+    """:func:`_line_findings`, through the per-record lane (if any) for a terminated entry
+    line."""
     line, offset, length, data, terminated = piece
-    if terminated and data is not None and builder.first_seen:
+    if record_lane is not None and terminated and data is not None and builder.first_seen:
         ids = record_lane(data)
         if ids is not None:
             return builder.add_plain_message(ids[0], ids[1], line=line, offset=offset,
