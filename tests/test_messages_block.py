@@ -26,13 +26,18 @@ from persyk_session._lines import Block, lines_of_block, split_blocks, split_str
 from persyk_session.read import _messages_block, _store
 from persyk_session.read._entries import EntryList, EntryTable
 from persyk_session.read._entries_fast import ColumnTable
-from persyk_session.read._messages_block import MessageBlock, plain_message_block
+from persyk_session.read._messages_block import MessageBlock
+from persyk_session.read._messages_block import plain_message_block as lane_of_lines
 from test_messages_typed import FAULTS, HEADER, message_entries, mutated, readable_verdict
 
 SETTINGS = settings(
     max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def plain_message_block(block: bytes) -> MessageBlock | None:
+    return lane_of_lines(block, block.split(b"\n")[:-1])
 
 
 def assert_block_sound(block: bytes) -> None:
@@ -278,7 +283,7 @@ def _flattened(pieces: Iterator[Any], limit: int) -> list[Any]:
     out: list[Any] = []
     for piece in pieces:
         if isinstance(piece, Block):
-            assert piece.data.endswith(b"\n") and piece.data.count(b"\n") == piece.count
+            assert piece.data == b"".join(line + b"\n" for line in piece.lines)
             out.extend(lines_of_block(piece, limit=limit))
         else:
             out.append(piece)
@@ -375,8 +380,8 @@ def test_the_bench_session_is_committed_in_blocks() -> None:
     data = HEADER + joined(_BENCH)
     taken: list[MessageBlock | None] = []
 
-    def counting(block: bytes) -> MessageBlock | None:
-        taken.append(plain_message_block(block))
+    def counting(block: bytes, lines: list[bytes]) -> MessageBlock | None:
+        taken.append(lane_of_lines(block, lines))
         return taken[-1]
 
     saved = _store.typed_block_lane

@@ -64,13 +64,17 @@ def split_stream(
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """The whole lines of one chunk: ``data`` holds ``count`` lines, each ending in LF, the
-    first numbered ``line`` and starting at byte ``offset``."""
+    """The whole lines of one chunk: ``data`` holds the ``lines`` (without their LF), each
+    ending in LF, the first numbered ``line`` and starting at byte ``offset``."""
 
     line: int
     offset: int
     data: bytes
-    count: int
+    lines: list[bytes]
+
+    @property
+    def count(self) -> int:
+        return len(self.lines)
 
 
 def split_blocks(
@@ -103,9 +107,10 @@ def split_blocks(
                 pos = nl + 1
         if not open_length and (last := chunk.rfind(b"\n", pos)) >= 0:
             whole = chunk if pos == 0 and last == len(chunk) - 1 else chunk[pos:last + 1]
-            count = whole.count(b"\n")
-            yield Block(line_no, offset, whole, count)
-            line_no += count
+            lines = whole.split(b"\n")
+            lines.pop()  # the empty piece after the last LF
+            yield Block(line_no, offset, whole, lines)
+            line_no += len(lines)
             offset += len(whole)
             pos = last + 1
         open_length += len(chunk) - pos
@@ -121,11 +126,12 @@ def split_blocks(
 def lines_of_block(block: Block, *, limit: int) -> Iterator[Line]:
     """The lines of ``block``, as :func:`split_stream` gives them (a line over ``limit``, which
     a chunk larger than the limit may hold, without its bytes)."""
-    chunks = iter((block.data,))
-    return split_stream(
-        lambda _size: next(chunks, b""), chunk_size=len(block.data), limit=limit,
-        first_line=block.line, first_offset=block.offset,
-    )
+    line_no, offset = block.line, block.offset
+    for data in block.lines:
+        length = len(data)
+        yield line_no, offset, length, data if length <= limit else None, True
+        line_no += 1
+        offset += length + 1
 
 
 @dataclass(frozen=True, slots=True)

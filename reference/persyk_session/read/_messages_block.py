@@ -185,17 +185,15 @@ _TOO_MANY: Final = b"[" * (MAX_DEPTH + 1)
 _OVERFLOWING_RUN: Final = b"0" * 309
 
 
-def plain_message_block(block: bytes) -> MessageBlock | None:
-    """The ids, parentIds and lengths of the lines of ``block`` (whole lines, each ending in
-    LF, none a header) if every one is proven a valid plain message entry, given that each
-    parentId names a committed entry; else None."""
-    lines = block.split(b"\n")
-    lines.pop()  # the empty piece after the last LF
+def plain_message_block(block: bytes, lines: list[bytes]) -> MessageBlock | None:
+    """The ids, parentIds and lengths of ``lines``, the lines of ``block`` (whole lines, each
+    ending in LF, none a header), if every one is proven a valid plain message entry, given
+    that each parentId names a committed entry; else None."""
     lengths = list(map(len, lines))
     if not lengths or max(lengths) > _LONGEST_LINE or _screened_out(block):
         return None
-    raw = (ORJSON_CHECKS_UTF8_FIRST and b"\\" not in block and _valid_utf8(block)
-           and not _NON_STRING_TEXT.search(block))
+    raw = (ORJSON_CHECKS_UTF8_FIRST and b"\\" not in block
+           and (block.isascii() or _valid_utf8(block)) and not _NON_STRING_TEXT.search(block))
     try:
         entries: list[Any] = (_decode_raw if raw else _decode_str)(block)
     except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError

@@ -52,7 +52,7 @@ READABLE: Final = MODE == "readable"
 PlainMessageIds: TypeAlias = Callable[[bytes], "tuple[str, str | None] | None"]
 # ``_messages_block.plain_message_block``: the ids, parentIds and lengths of a chunk's whole
 # lines, each proven a valid plain message entry, or None (its lines then go one by one).
-PlainMessageBlock: TypeAlias = Callable[[bytes], "MessageBlock | None"]
+PlainMessageBlock: TypeAlias = Callable[[bytes, list[bytes]], "MessageBlock | None"]
 # The fast mode keeps the bodies a read is about to project from its validating pass
 # (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
 KEEP_PARSED_BODIES: Final = not READABLE

@@ -159,7 +159,7 @@ def _block_findings(
         rest = yield from _header_findings(builder, block)
     if rest is None:
         return
-    proven = block_lane(rest.data)
+    proven = block_lane(rest.data, rest.lines)
     if proven is not None and builder.add_plain_messages(
         proven.ids, proven.parents, proven.lengths, line=rest.line, offset=rest.offset
     ):
@@ -185,7 +185,7 @@ def _header_findings(builder: IndexBuilder, block: Block) -> Generator[
     fed = line[0] - block.line + 1
     if fed == block.count:
         return None
-    return Block(block.line + fed, block.offset + used, block.data[used:], block.count - fed)
+    return Block(block.line + fed, block.offset + used, block.data[used:], block.lines[fed:])
 
 
 def _typed_line_findings(
