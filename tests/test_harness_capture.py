@@ -25,7 +25,7 @@ from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import RunConfig, execute, main
 from persyk_conformance.harness._registry import run_harness
 from persyk_conformance.reports._run import dumps_report, render_junit, render_text
-from test_harness_write import _strace_works
+from test_harness_write import STRACE_PATHS, _strace_works, use_strace_path
 
 CAPTURE_CHECKS = ("H-150", "H-151", "H-152", "H-153")
 KILLING = ("H-150", "H-151", "H-153")  # the checks that kill through strace
@@ -44,7 +44,11 @@ REFERENCE = [sys.executable, "-m", "persyk_session.cli", "adapter"]
 
 
 @needs_strace
-def test_reference_passes_every_capture_check_as_processes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strace_path", STRACE_PATHS)
+def test_reference_passes_every_capture_check_as_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strace_path: str
+) -> None:
+    use_strace_path(monkeypatch, strace_path)
     results = run_harness(_adapters(REFERENCE), tmp_path, only=set(CAPTURE_CHECKS),
                                 moments=3)
     assert [r.id for r in results] == list(CAPTURE_CHECKS)
@@ -52,22 +56,32 @@ def test_reference_passes_every_capture_check_as_processes(tmp_path: Path) -> No
             or r.skipped or r.error] == []
 
 
+_KILLING_FAKES = [
+    ("H-150", "recovery_keeps_partial_frame", "a partial frame was kept",
+     "recovery-keeps-a-partial-frame"),
+    ("H-151", "recovery_ends_first", "differ from one uninterrupted recovery",
+     "recovery-appends-before-it-repairs"),
+    ("H-153", "delete_in_place", "partly removed at its place",
+     "deletion-removes-before-it-renames"),
+]
+
+
 @pytest.mark.parametrize(
-    ("check", "fake", "problem"),
+    ("check", "fake", "problem", "strace_path"),
     [
-        pytest.param("H-150", "recovery_keeps_partial_frame", "a partial frame was kept",
-                     marks=needs_strace, id="recovery-keeps-a-partial-frame"),
-        pytest.param("H-151", "recovery_ends_first", "differ from one uninterrupted recovery",
-                     marks=needs_strace, id="recovery-appends-before-it-repairs"),
-        pytest.param("H-152", "session_lock_first", "must take the asset lock first",
+        # The killing checks catch their fake on both ways of starting the killed adapters.
+        *(pytest.param(check, fake, problem, path.values[0], marks=[needs_strace, *path.marks],
+                       id=f"{name}-{path.id}")
+          for check, fake, problem, name in _KILLING_FAKES for path in STRACE_PATHS),
+        pytest.param("H-152", "session_lock_first", "must take the asset lock first", "none",
                      id="session-lock-before-asset-lock"),
-        pytest.param("H-153", "delete_in_place", "partly removed at its place",
-                     marks=needs_strace, id="deletion-removes-before-it-renames"),
     ],
 )
 def test_each_broken_implementation_fails_its_check(
-    tmp_path: Path, check: str, fake: str, problem: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, check: str, fake: str, problem: str,
+    strace_path: str,
 ) -> None:
+    use_strace_path(monkeypatch, strace_path)
     # A budget of one kill: what catches each fake is the coverage every run kills at first
     # (the first and last call of each kind, issue 26.3), never the luck of the sample.
     [result] = run_harness(_adapters([sys.executable, str(FAKES / f"{fake}.py")]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from persyk_conformance.adapters._interface import Adapter
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.cli import main
 from persyk_conformance.harness import _crash as _harness_crash
+from persyk_conformance.harness._attach import ATTACH_ENV, attach_permitted
 from persyk_conformance.harness._registry import checks_for, run_harness
 from persyk_session.adapter import dispatch
 
@@ -25,6 +27,28 @@ def _strace_works() -> bool:
     except _harness_crash.CrashCheckUnsupported:
         return False
     return True
+
+
+def _attach_works() -> bool:
+    strace = shutil.which("strace")
+    return _strace_works() and strace is not None and attach_permitted(strace)
+
+
+# Every killing check runs both ways it can start its adapters (issue 26): attached after the
+# hello where ptrace of a non-child is permitted, and under strace, the fallback elsewhere.
+STRACE_PATHS = [
+    pytest.param("attached", id="attached", marks=pytest.mark.skipif(
+        not _attach_works(), reason="attaching strace to a running adapter is not permitted")),
+    pytest.param("started-under-strace", id="started-under-strace"),
+]
+
+
+def use_strace_path(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """Make the crash checks of this test start their adapters the ``path`` way."""
+    if path == "attached":
+        monkeypatch.delenv(ATTACH_ENV, raising=False)
+    else:
+        monkeypatch.setenv(ATTACH_ENV, "0")
 
 
 def _in_process() -> Adapter:
@@ -60,7 +84,11 @@ _NO_STRACE = "H-104 needs strace and ptrace (Linux); not available here"
 
 
 @pytest.mark.skipif(not _strace_works(), reason=_NO_STRACE)
-def test_reference_recovery_survives_a_kill_at_every_step(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strace_path", STRACE_PATHS)
+def test_reference_recovery_survives_a_kill_at_every_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strace_path: str
+) -> None:
+    use_strace_path(monkeypatch, strace_path)
     # Issue 19.1: the fragment went straight to its final name; killed before its bytes were
     # written, the empty file blocked every later recover with IO_FAILED.
     [crash] = run_harness(
@@ -73,9 +101,11 @@ def test_reference_recovery_survives_a_kill_at_every_step(tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(not _strace_works(), reason=_NO_STRACE)
+@pytest.mark.parametrize("strace_path", STRACE_PATHS)
 def test_non_restartable_recovery_fails_the_kill_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strace_path: str
 ) -> None:
+    use_strace_path(monkeypatch, strace_path)
     # The torn-record scenario alone (the torn header one fails it too, at more cost).
     both = _harness_crash._scenarios
     monkeypatch.setattr(_harness_crash, "_scenarios", lambda: both()[:1])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from persyk_contract import contract_version
-from test_wheel_contents import build_wheel, copy_build_inputs
+from test_wheel_contents import copy_build_inputs, shared_checkout_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = (ROOT / "README.md", ROOT / "docs" / "implementers.md")
@@ -60,14 +61,17 @@ def _run(command: list[str] | str, cwd: Path, env: dict[str, str],
 
 @pytest.mark.parametrize("what", sorted(LINES), ids=lambda w: "checkout" if w == CHECKOUT
                          else "wheel")
-def test_the_install_line_gives_a_working_suite(what: str, tmp_path: Path) -> None:
+def test_the_install_line_gives_a_working_suite(
+    what: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     checkout = tmp_path / "checkout"
     if what == CHECKOUT:
         copy_build_inputs(checkout)
     else:
-        build_wheel(checkout, tmp_path / "dist")
-        built = sorted(p.name for p in (tmp_path / "dist").iterdir())
-        assert (tmp_path / what).is_file(), f"the docs name {what}; pip built {built}"
+        built = shared_checkout_wheel(tmp_path_factory)
+        assert built.name == Path(what).name, f"the docs name {what}; pip built {built.name}"
+        (tmp_path / what).parent.mkdir(parents=True)
+        shutil.copy2(built, tmp_path / what)
     shims = tmp_path / "bin"
     shims.mkdir()
     (shims / "python3").symlink_to(sys.executable)  # `python3` as the line says, this Python

@@ -32,7 +32,7 @@ from persyk_conformance.gate._packages import (
     prepare_build_env,
     repack_sdist,
 )
-from test_wheel_contents import copy_build_inputs
+from test_wheel_contents import shared_checkout_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,17 +121,11 @@ def test_sha256sums_lists_every_file_and_sha256sum_agrees(builds: Builds) -> Non
 
 
 def test_the_wheel_built_from_the_sdist_holds_exactly_what_the_checkout_wheel_holds(
-    builds: Builds, tmp_path: Path
+    builds: Builds, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    # The checkout's wheel as `pip install .` builds it: the same backend and requirements,
-    # from a copy of the checkout made by tests/test_wheel_contents.py, not by the release.
-    checkout = copy_build_inputs(tmp_path / "checkout")
-    (tmp_path / "wheel").mkdir()
-    environment = _packages._hook_environment(builds.build_env, SourceDate(FIXED_EPOCH, "fixed"))
-    project = _packages._read_project(checkout)
-    built = _packages._build(project, "build_wheel", checkout, tmp_path / "wheel", environment,
-                             builds.build_env)
-    with zipfile.ZipFile(built) as wheel:
+    # The checkout's wheel as `pip install .` builds it (pip, from a copy of the checkout made
+    # by tests/test_wheel_contents.py), not by the release.
+    with zipfile.ZipFile(shared_checkout_wheel(tmp_path_factory)) as wheel:
         from_checkout = set(wheel.namelist())
     with zipfile.ZipFile(builds.first.wheel) as wheel:
         from_sdist = set(wheel.namelist())

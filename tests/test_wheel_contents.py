@@ -6,6 +6,7 @@ as a user's ``pip install .`` builds it; about 10 s, part of the normal suite.""
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import shutil
 import subprocess
@@ -97,9 +98,27 @@ def build_wheel(checkout: Path, out: Path, pyproject: str | None = None) -> set[
         return set(archive.namelist())
 
 
+def shared_checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout's wheel as ``pip install .`` builds it, built once per test session and
+    shared by the modules that only read it (this one, the install lines, the release's
+    sdist comparison): under xdist the workers' temporary folders share a parent of this
+    session only, and a lock lets the first worker build while the others wait."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if base.name.startswith("popen-gw") else base
+    with (shared / "checkout-wheel.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = shared / "checkout-wheel"
+        if not out.is_dir():
+            build_wheel(shared / "checkout-wheel-source", shared / "checkout-wheel.partial")
+            (shared / "checkout-wheel.partial").rename(out)
+    [built] = out.glob("*.whl")
+    return built
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    return build_wheel(tmp_path_factory.mktemp("checkout"), tmp_path_factory.mktemp("wheel"))
+    with zipfile.ZipFile(shared_checkout_wheel(tmp_path_factory)) as archive:
+        return set(archive.namelist())
 
 
 def test_the_wheel_holds_every_module_and_all_package_data(wheel: set[str]) -> None:

@@ -13,6 +13,10 @@ floors, so the figures can be read side by side:
   the same request padded to the size of the operation's request (its JSON and pipe cost).
 
 ``--cprofile OP`` prints the 25 most expensive functions of ``dispatch`` for one operation.
+``--steps`` times ``dispatch`` alone in CPU time (``time.process_time``) with ``os.fsync``
+stubbed out, as the profile page does (this disk's fsync moved tenfold between runs), and
+splits each request into its steps: request arguments and items, resolve, version check, both
+locks, live index, planner, write (fsync stubbed), the reply; medians per request.
 Nothing here is a test; the figures are indicative on a loaded machine (it prints ``uptime``).
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import cProfile
 import os
 import pstats
@@ -29,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +67,15 @@ def main() -> int:
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--cprofile", choices=["append", "batch", "retry", "capture", "noop"])
+    parser.add_argument("--steps", action="store_true", help="CPU per step, fsync stubbed")
     args = parser.parse_args()
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     root = Path(tempfile.mkdtemp(prefix="persyk-profile-"))
     try:
         if args.cprofile:
             return _cprofile(root, args.cprofile, args.entries, args.count)
+        if args.steps:
+            return _steps(root, args.entries, args.count)
         return _compare(root, args.entries, args.count)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -138,7 +146,7 @@ def _floors(root: Path, entries: int) -> dict[str, Callable[[], None]]:
 
     counter = iter(range(10**9))
 
-    def capture() -> None:  # one second of audio, per write
+    def capture() -> None:  # one second of frames: captureWrite alone, no start or finish
         target = root / f"pcm{next(counter)}"
         write_pcm(target, [CHUNK] * 10)
         os.unlink(target)
@@ -212,6 +220,75 @@ def _cprofile(root: Path, op: str, entries: int, count: int) -> int:
         fn()
     profiler.disable()
     pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    return 0
+
+
+# Where each step of a request is entered: (label, module, attribute); a context manager's
+# step is the time of its entry (the body is the steps inside it).
+_STEPS = [
+    ("items", "persyk_session.operations._write", "items_from_objects", False),
+    ("resolve", "persyk_session.write._prologue", "resolve_session_file_for_mutation", False),
+    ("version", "persyk_session.write._prologue", "refuse_other_version", False),
+    ("locks", "persyk_session.write._prologue", "session_lock", True),
+    ("live", "persyk_session.write._append", "open_live", True),
+    ("planner", "persyk_session.write._append", "plan_append", False),
+    ("write", "persyk_session.write._append", "_write_plan", False),
+    ("frames", "persyk_session.operations._media", "write_frames", False),
+    ("pcm", "persyk_session.operations._media", "_pcm_arg", False),
+]
+
+
+def _instrument(spent: dict[str, float]) -> None:
+    import importlib
+
+    def timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            began = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - began
+        return run
+
+    def timed_entry(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @contextlib.contextmanager
+        def run(*a: Any, **k: Any) -> Iterator[Any]:
+            began = time.process_time()
+            with fn(*a, **k) as value:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - began
+                yield value
+        return run
+
+    for label, module_name, name, is_context in _STEPS:
+        module = importlib.import_module(module_name)
+        wrap = timed_entry if is_context else timed
+        setattr(module, name, wrap(label, getattr(module, name)))
+
+
+def _steps(root: Path, entries: int, count: int) -> int:
+    os.fsync = lambda fd: None  # CPU only: this disk's fsync is not the implementation's
+    spent: dict[str, float] = {}
+    _instrument(spent)
+
+    def via_dispatch(name: str, a: dict[str, Any]) -> dict[str, Any]:
+        return dict(dispatch(name, a)["result"])
+
+    ops = _ops(root, entries, via_dispatch, "t")
+    print(f"entries={entries} repetitions={count}; CPU per request (median), fsync stubbed")
+    for name in ("noop", "append", "batch", "retry", "capture"):
+        ops[name]()  # warm up
+        totals: list[float] = []
+        parts: dict[str, list[float]] = {}
+        for _ in range(count):
+            spent.clear()
+            began = time.process_time()
+            ops[name]()
+            totals.append(time.process_time() - began)
+            for label, value in spent.items():
+                parts.setdefault(label, []).append(value)
+        steps = ", ".join(f"{label} {statistics.median(v) * 1e6:.0f}"
+                          for label, v in parts.items())
+        print(f"{name:8} {statistics.median(totals) * 1e6:7.0f} µs  ({steps})")
     return 0
 
 

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .._protocol import (
     Hello,
@@ -41,9 +41,9 @@ from ._interface import (
     file_size_limiter,
 )
 from ._pipes import LineTooLong, StderrSeen, StderrWatch, pump_lines, widen
-from ._processes import Confinement, Owner
+from ._processes import Confinement, Owner, wait_exit
 
-__all__ = ["SubprocessAdapter"]
+__all__ = ["Attached", "SubprocessAdapter"]
 
 # How long a stopped adapter gets to exit on its own before it is killed.
 STOP_GRACE_SECONDS = 2.0
@@ -54,6 +54,18 @@ MAX_LINE_BYTES = 64 << 20
 # Lines read ahead of the runner; the reader thread waits when this many are pending, so an
 # adapter flooding stdout is held back by its own pipe instead of filling the runner's memory.
 MAX_PENDING_LINES = 4
+
+
+class Attached(Protocol):
+    """A helper process the runner attached to a started adapter (the crash checks' ``strace
+    -p``): :meth:`finish` waits for it to end once the adapter has, then kills what is left."""
+
+    def finish(self) -> None: ...
+
+
+# Attaches to the adapter process (its pid) within the timeout, after its hello and before its
+# first request; raises when it cannot (the adapter is killed then).
+Attach = Callable[[int, float], Attached]
 
 
 class SubprocessAdapter:
@@ -74,8 +86,11 @@ class SubprocessAdapter:
         profile: str = "v1",
         confine_to: Path | None = None,
         _stderr: StderrWatch | None = None,
+        _attach: Attach | None = None,
     ) -> None:
         self._argv = list(argv)
+        self._attach = _attach
+        self._attached: Attached | None = None
         self.profile = profile  # the format profile named in every run request
         self._file_size_limit = file_size_limit
         self._env = dict(env)
@@ -125,6 +140,20 @@ class SubprocessAdapter:
             self._hello = decode_hello(line)
         except NotJson as exc:
             raise AdapterCrashed(str(exc)) from None
+        if self._attach is not None and self._proc is not None:
+            # After the hello the adapter is idle, blocked reading its next request: what the
+            # helper sees from here on is what the requests make it do.
+            proc = self._proc
+            try:
+                self._attached = self._attach(proc.pid, timeout)
+            except BaseException:
+                status = proc.poll()
+                self.kill()
+                if status is not None:
+                    # It ended on its own before the helper could attach: the adapter's fault.
+                    raise AdapterCrashed(f"the adapter exited with status {status} after its "
+                                         "hello, before the runner could attach to it") from None
+                raise
         return self._hello
 
     def _spawn(self) -> None:
@@ -226,6 +255,21 @@ class SubprocessAdapter:
             confine_to=self._confine_to,
         )
 
+    def attached(self, attach: Attach) -> SubprocessAdapter:
+        """A new, not yet started adapter like this one that calls ``attach(pid, timeout)``
+        once it has greeted (the crash checks attach ``strace -p`` there, issue 26); the helper
+        is finished whenever the adapter is killed or closed."""
+        return SubprocessAdapter(
+            self._argv,
+            env=self._env,
+            cwd=self._cwd,
+            strict=self._strict,
+            file_size_limit=self._file_size_limit,
+            profile=self.profile,
+            confine_to=self._confine_to,
+            _attach=attach,
+        )
+
     def stderr_begin(self, canaries: Mapping[str, str]) -> None:
         self._watch.begin(canaries)
 
@@ -247,7 +291,7 @@ class SubprocessAdapter:
                 self._send(encode_stop(), STOP_GRACE_SECONDS)
                 os.close(self._stdin)
                 self._stdin = -1
-                proc.wait(STOP_GRACE_SECONDS)
+                wait_exit(proc, STOP_GRACE_SECONDS)
             except (AdapterCrashed, AdapterTimedOut, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
@@ -262,6 +306,9 @@ class SubprocessAdapter:
         with contextlib.suppress(OSError):
             proc.kill()
         proc.wait()
+        attached, self._attached = self._attached, None
+        if attached is not None:
+            attached.finish()  # after the adapter's end: a tracer has written all it saw
         self._pump_stop.set()
         if self._stdin >= 0:
             with contextlib.suppress(OSError):
@@ -324,7 +371,7 @@ class SubprocessAdapter:
         status: int | None = None
         if proc is not None:
             try:
-                status = proc.wait(0.5)
+                status = wait_exit(proc, 0.5)
             except subprocess.TimeoutExpired:
                 status = None
         if status is None:

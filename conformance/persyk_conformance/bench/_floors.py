@@ -12,6 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 import platform
+import struct
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import orjson
 
 __all__ = [
     "bare_appends",
+    "conforming_capture",
     "machine",
     "parse_every_line",
     "parse_every_line_mapped",
@@ -118,7 +120,8 @@ def scan_for(root: Path, needle: str) -> int:
 
 
 def write_pcm(path: Path, chunks: list[bytes]) -> None:
-    """The least a capture writes: create a file, write the frames as they come, fsync once."""
+    """Create a file, write the frames as they come, fsync once: the I/O of the frames alone,
+    less than any capture the contract allows (see :func:`conforming_capture`)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         for chunk in chunks:
@@ -126,6 +129,68 @@ def write_pcm(path: Path, chunks: list[bytes]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_PLACEHOLDER = 0xFFFFFFFF  # CAP-8
+
+
+def _wav_header(rate: int, data_size: int = _PLACEHOLDER) -> bytes:
+    riff_size = _PLACEHOLDER if data_size == _PLACEHOLDER else data_size + 36
+    return (b"RIFF" + struct.pack("<I", riff_size) + b"WAVE"
+            + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+            + b"data" + struct.pack("<I", data_size))
+
+
+def _append_synced(path: Path, line: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def conforming_capture(session: Path, chunks: list[bytes], rate: int, started: bytes,
+                       finished: bytes, *, name: str = "r1.wav") -> None:
+    """The least I/O of a capture the contract allows, of mono 16-bit frames at ``rate`` into
+    ``assets/name``; ``started`` and ``finished`` are the two record lines.
+
+    Six syncs (five when ``assets/`` exists), each one a rule demands before the reply or the
+    write that depends on it, and none per write (a ``captureWrite`` reply promises nothing
+    durable, docs/protocol.md H-208): a missing ``assets/`` made and the session directory
+    fsynced (DUR-3: a new name); the WAV created
+    exclusively with its 44-byte placeholder header, fsynced, and ``assets/`` fsynced (CAP-20,
+    DUR-3); ``recording.started`` appended and fsynced before the first frame (CAP-1, APP-11);
+    the frames written as they come; the real sizes written and the WAV fsynced, then
+    ``recording.finished`` appended and fsynced (CAP-22, DUR-4, DUR-5). :func:`write_pcm`,
+    this bench's floor until 2026-12-03, did one sync of the six: the capture ratio measured
+    against it charged the implementation with syncs the contract itself demands.
+    """
+    if not (session / "assets").is_dir():
+        session_fd = os.open(session, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.mkdir(session / "assets", 0o755)
+            os.fsync(session_fd)
+        finally:
+            os.close(session_fd)
+    assets_fd = os.open(session / "assets", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=assets_fd)
+        os.write(fd, _wav_header(rate))
+        os.fsync(fd)
+        os.fsync(assets_fd)
+    finally:
+        os.close(assets_fd)
+    try:
+        _append_synced(session / "session.jsonl", started)
+        size = 0
+        for chunk in chunks:
+            size += os.write(fd, chunk)
+        os.pwrite(fd, _wav_header(rate, size), 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    _append_synced(session / "session.jsonl", finished)
 
 
 # --- peak memory -------------------------------------------------------------------------------

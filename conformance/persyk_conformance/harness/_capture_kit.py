@@ -28,12 +28,11 @@ from ..run._conditions import wav_fields
 from ._crash import (
     CrashCheckUnsupported,
     Problems,
+    Tracing,
     call,
     each_moment,
-    killing_prefix,
-    recording_prefix,
-    strace_prefix,
-    wrapper,
+    killing_options,
+    recording_options,
 )
 from ._moments import KillPoint, kill_points
 
@@ -242,16 +241,15 @@ def _header_problems(path: Path, fmt: AudioFormat, count: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Strace:
-    """How a check starts adapters that ``strace`` records or kills (see ``_harness_crash``)."""
+    """How a check starts adapters that ``strace`` records or kills (see ``_harness_crash``):
+    attached after their hello where permitted, else under strace (``Tracing``)."""
 
-    prefix: tuple[str, ...]
-    wrapped: Callable[[Sequence[str]], Adapter]
+    tracing: Tracing
 
     @classmethod
     def for_factory(cls, factory: Callable[[], Adapter]) -> Strace:
         """Raises CrashCheckUnsupported without strace, ptrace or an adapter process."""
-        prefix = strace_prefix()
-        return cls(tuple(prefix), wrapper(factory))
+        return cls(Tracing.for_factory(factory))
 
     def record(self, trace: Path, drive: Callable[[Adapter], object]) -> list[tuple[str, int]]:
         """Run ``drive`` with an adapter whose mutating system calls are traced; the points."""
@@ -259,7 +257,7 @@ class Strace:
 
     def record_points(self, trace: Path, drive: Callable[[Adapter], object]) -> list[KillPoint]:
         """As ``record``, with the role of the file each call changes."""
-        adapter = self.wrapped(recording_prefix(self.prefix, trace))
+        adapter = self.tracing.adapter(recording_options(trace))
         try:
             drive(adapter)
         finally:
@@ -268,10 +266,12 @@ class Strace:
         trace.unlink()
         return points
 
-    def kill_at(self, point: tuple[str, int], drive: Callable[[Adapter], object]) -> bool:
+    def kill_at(self, point: tuple[str, int], drive: Callable[[Adapter], object],
+                trace: Path | None = None) -> bool:
         """Run ``drive`` with an adapter killed on entry to ``point``; True if it was killed
-        (or hung), False if it finished (it is killed then, after its last request)."""
-        adapter = self.wrapped(killing_prefix(self.prefix, point))
+        (or hung), False if it finished (it is killed then, after its last request). With
+        ``trace``, the calls of that system call up to the kill are written there."""
+        adapter = self.tracing.adapter(killing_options(point, trace))
         try:
             drive(adapter)
         except (AdapterCrashed, AdapterTimedOut):

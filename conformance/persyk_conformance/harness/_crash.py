@@ -25,6 +25,10 @@ torn header alone (``removed``, RCV-16). The counting is per system call and per
 (strace's rule), so a multi-threaded implementation is killed at each thread's k-th call: still a
 crash at a real step, if not always the recorded one. Where ``strace`` is missing or ptrace is
 not permitted, and for an in-process adapter, the check is reported unsupported with the reason.
+
+Every recording and killing run starts its adapter plainly and attaches strace once it has
+greeted where that is permitted (``_attach``, :class:`Tracing`), so both count from the same
+point; elsewhere both start under strace, which counts from the start.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Any, Protocol, TypeVar
 from .. import records as kit
 from .._protocol import Result
 from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
+from ._attach import StraceAttach, attach_permitted
 from ._moments import KillPoint, choose_moments, kill_points
 
 __all__ = [
@@ -49,10 +54,11 @@ __all__ = [
     "CheckReport",
     "CrashCheckUnsupported",
     "Problems",
+    "Tracing",
     "call",
     "each_moment",
-    "killing_prefix",
-    "recording_prefix",
+    "killing_options",
+    "recording_options",
     "recovery_killed_at_every_step",
     "strace_prefix",
     "trace_points",
@@ -83,6 +89,8 @@ class CrashCheckUnsupported(Exception):
 class _Wrappable(Protocol):
     def wrapped(self, prefix: Sequence[str]) -> Adapter: ...
 
+    def attached(self, attach: StraceAttach) -> Adapter: ...
+
 
 def strace_prefix() -> list[str]:
     """``strace`` as a command prefix, after proving that it can trace and inject here."""
@@ -110,6 +118,33 @@ def wrapper(factory: Callable[[], Adapter]) -> Callable[[Sequence[str]], Adapter
         return adapter.wrapped(prefix)
 
     return make
+
+
+@dataclass(frozen=True, slots=True)
+class Tracing:
+    """How a crash check starts the adapters strace records or kills: plainly, with strace
+    attached once each has greeted, where the probe found that permitted (``attach``); else
+    under strace. Either way the recording and the killing runs count from the same point."""
+
+    strace: tuple[str, ...]  # strace_prefix(): the program and its options for both paths
+    factory: Callable[[], Adapter]
+    attach: bool
+
+    @classmethod
+    def for_factory(cls, factory: Callable[[], Adapter]) -> Tracing:
+        """Raises CrashCheckUnsupported without strace, ptrace or an adapter process."""
+        strace = strace_prefix()
+        wrapper(factory)  # an adapter process, or unsupported
+        attach = hasattr(factory(), "attached") and attach_permitted(strace[0])
+        return cls(tuple(strace), factory, attach)
+
+    def adapter(self, options: Sequence[str], started_only: Sequence[str] = ()) -> Adapter:
+        """A new adapter traced with ``options`` (a recording's or a kill's, below), and
+        ``started_only`` too where it starts under strace (options an attach cannot take)."""
+        adapter: _Wrappable = self.factory()  # type: ignore[assignment]
+        if self.attach:
+            return adapter.attached(StraceAttach(self.strace[0], tuple(options)))
+        return adapter.wrapped([*self.strace, *started_only, *options, "--"])
 
 
 # --- the torn sessions -------------------------------------------------------------------------
@@ -218,13 +253,12 @@ def recovery_killed_at_every_step(
     """H-104, each adapter step bounded by the run's ``timeout``, killed at ``moments`` of the
     recorded calls at most beyond coverage (None: every one); raises CrashCheckUnsupported when
     it cannot run here."""
-    strace = strace_prefix()
-    wrapped = wrapper(factory)
+    tracing = Tracing.for_factory(factory)
     problems = Problems()
     points: list[tuple[str, tuple[bytes, bytes], KillPoint]] = []
     for name, committed, fragment in _scenarios():
-        recorded = _kill_points(wrapped, strace, workdir / name / "record",
-                                committed + fragment, timeout)
+        recorded = _kill_points(tracing, workdir / name / "record", committed + fragment,
+                                timeout)
         if not recorded:
             problems.add(f"{_action(committed)}: the recording run made no mutating system call")
             return problems.report(None)
@@ -236,8 +270,8 @@ def recovery_killed_at_every_step(
 
     def run(number: int, at: tuple[str, tuple[bytes, bytes], KillPoint], clean: Adapter) -> bool:
         name, torn, point = at
-        killed = _kill_and_rerun(wrapped, clean, strace, workdir / name / f"kill-{number}",
-                                 torn, point, problems, timeout)
+        killed = _kill_and_rerun(tracing, clean, workdir / name / f"kill-{number}", torn,
+                                 point, problems, timeout)
         with lock:
             fired[name] += killed
         return killed
@@ -265,16 +299,13 @@ def _lay_out(session: Path, data: bytes) -> None:
     (session / "session.jsonl").write_bytes(data)
 
 
-def _kill_points(
-    wrapped: Callable[[Sequence[str]], Adapter], strace: list[str], case: Path, data: bytes,
-    timeout: float,
-) -> list[KillPoint]:
+def _kill_points(tracing: Tracing, case: Path, data: bytes, timeout: float) -> list[KillPoint]:
     """Record one uninterrupted recovery: its mutating calls, as (syscall, k-th of its thread)
     with the role of the file each changes."""
     session = case / "session"
     _lay_out(session, data)
     trace = case / "trace.txt"
-    adapter = wrapped(recording_prefix(strace, trace))
+    adapter = tracing.adapter(recording_options(trace))
     try:
         adapter.start(timeout)
         call(adapter, "recover", {"session": str(session)}, timeout)
@@ -291,22 +322,24 @@ def trace_points(trace: bytes) -> list[tuple[str, int]]:
     return [point.point for point in kill_points(trace)]
 
 
-def recording_prefix(strace: Sequence[str], trace: Path) -> list[str]:
-    """The command prefix of a run that records its mutating calls into ``trace`` (``-yy``:
+def recording_options(trace: Path) -> list[str]:
+    """The strace options of a run that records its mutating calls into ``trace`` (``-yy``:
     each descriptor with its path, for the role of the file a call changes)."""
-    return [*strace, "-yy", "-o", str(trace), "-e", f"trace={_SYSCALL_SET}", "--"]
+    return ["-yy", "-o", str(trace), "-e", f"trace={_SYSCALL_SET}"]
 
 
-def killing_prefix(strace: Sequence[str], point: tuple[str, int]) -> list[str]:
-    """The command prefix of a run killed (SIGKILL) on entry to the ``point``-th call."""
+def killing_options(point: tuple[str, int], trace: Path | None = None) -> list[str]:
+    """The strace options of a run killed (SIGKILL) on entry to the ``point``-th call; with
+    ``trace``, the calls of that system call up to the kill are written there as a recording
+    writes them (the tests compare the two)."""
     syscall, nth = point
-    return [*strace, "-o", os.devnull, "-e", f"trace={syscall}",
-            "-e", f"inject={syscall}:signal=KILL:when={nth}", "--"]
+    where = ["-yy", "-o", str(trace)] if trace is not None else ["-o", os.devnull]
+    return [*where, "-e", f"trace={syscall}", "-e", f"inject={syscall}:signal=KILL:when={nth}"]
 
 
 def _kill_and_rerun(
-    wrapped: Callable[[Sequence[str]], Adapter], clean: Adapter, strace: list[str], base: Path,
-    torn: tuple[bytes, bytes], point: KillPoint, problems: Problems, timeout: float,
+    tracing: Tracing, clean: Adapter, base: Path, torn: tuple[bytes, bytes], point: KillPoint,
+    problems: Problems, timeout: float,
 ) -> bool:
     """One moment: a fresh copy of the torn session recovered by an adapter killed on entry to
     ``point``, then recovered again by ``clean``; True if the kill fired."""
@@ -314,7 +347,7 @@ def _kill_and_rerun(
     where = f"{_action(committed)}: killed at {point.syscall} #{point.nth} ({point.role})"
     session = base / "session"
     _lay_out(session, committed + fragment)
-    adapter = wrapped(killing_prefix(strace, point.point))
+    adapter = tracing.adapter(killing_options(point.point))
     killed = False
     try:
         adapter.start(timeout)

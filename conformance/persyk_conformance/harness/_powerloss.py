@@ -354,6 +354,8 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
     ops = parse_trace(traced.text)
     replies = [i for i, op in enumerate(ops)
                if op.kind == "write" and op.fd == 1 and (op.path or "").startswith("pipe:")]
+    if not traced.greeted:
+        replies.insert(0, -1)  # attached after the hello: the steps start at the first call
     if len(replies) < len(steps) + 1:
         raise RuntimeError(f"the trace shows {len(replies)} replies on standard output, "
                            f"expected {len(steps) + 1}")

@@ -26,7 +26,7 @@ from ..read._index import IndexBuilder
 from ..read._mode import READABLE, dumps_json, encode_record, parse_record
 
 if not READABLE:  # the readable mode imports no orjson (read/_mode.py)
-    from ._items_fast import encode_and_read_back
+    from ._items_fast import encode_and_read_back, plain_messages
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -226,8 +226,8 @@ def plan_append(
         return AppendPlan(b"", (), (), error=refusal)
     batch = _Batch(builder, load_committed, load_committed_bytes, line=next_line,
                    offset=end_offset)
-    for item in items:
-        if not batch.take(item):
+    for item, plain in zip(items, _plain_proofs(builder, items), strict=True):
+        if not batch.take(item, plain=plain):
             break
     if batch.error is not None:
         new_leaf = None
@@ -245,6 +245,27 @@ def plan_append(
         leaf=new_leaf,
         error=batch.error,
     )
+
+
+def _plain_proofs(builder: IndexBuilder, items: Sequence[BatchItem]) -> list[bool]:
+    """Which records are proven schema-valid plain message entries (fast mode only,
+    ``_items_fast.plain_messages``, once per batch), so that the planner checks only ID-3 and
+    TREE-1 for them. A record whose id is committed is a retry (APP-12, APP-13): it is compared,
+    never checked, so nothing is proven for it."""
+    candidates = [] if READABLE else [
+        (item.data, item.value)
+        if item.fault is None and item.value is not None and not _committed_id(builder, item.value)
+        else None
+        for item in items
+    ]
+    if not any(candidates):  # the readable mode; a retry of committed records alone
+        return [False] * len(items)
+    return plain_messages(candidates)
+
+
+def _committed_id(builder: IndexBuilder, value: dict[str, Any]) -> bool:
+    entry_id = value.get("id")
+    return isinstance(entry_id, str) and entry_id in builder
 
 
 def _refuse_whole_batch(
@@ -295,8 +316,9 @@ class _Batch:
         self.last_id: str | None = None
         self.error: Diagnostic | None = None
 
-    def take(self, item: BatchItem) -> bool:
-        """Plan one record; False (with ``error`` set) when it stops the batch (APP-14)."""
+    def take(self, item: BatchItem, *, plain: bool = False) -> bool:
+        """Plan one record; False (with ``error`` set) when it stops the batch (APP-14).
+        ``plain``: the record is proven a plain message entry (:func:`_plain_proofs`)."""
         if item.fault is not None or item.value is None:
             self.error = replace(item.fault or _not_json(), line=self.line)  # APP-9
             return False
@@ -304,13 +326,14 @@ class _Batch:
         entry_id = value.get("id")
         if isinstance(entry_id, str) and entry_id in self.builder:
             return self.take_retry(entry_id, value, item.data)
-        # APP-9: every read-phase rule, as if the record were the next line.
-        found = self.builder.check_entry(value, line=self.line)
-        if found:
-            self.error = found[0]
-            return False
         length = len(item.data) - 1
-        self.builder.commit_checked(value, line=self.line, offset=self.offset, length=length)
+        if not (plain and self.commit_plain(value, length)):
+            # APP-9: every read-phase rule, as if the record were the next line.
+            found = self.builder.check_entry(value, line=self.line)
+            if found:
+                self.error = found[0]
+                return False
+            self.builder.commit_checked(value, line=self.line, offset=self.offset, length=length)
         assert isinstance(entry_id, str)  # the schema guarantees an Id
         self.in_batch[entry_id] = value
         self.parts.append(item.data)
@@ -318,6 +341,19 @@ class _Batch:
         self.last_id = entry_id
         self.line += 1
         self.offset += len(item.data)
+        return True
+
+    def commit_plain(self, value: dict[str, Any], length: int) -> bool:
+        """Commit a record proven a plain message entry (:func:`_plain_proofs`), whose id is not
+        committed (the caller asked): of the read-phase rules only TREE-1 is left to check.
+        False (nothing committed) when its parent is not committed: ``check_entry`` says why."""
+        parent = value["parentId"]
+        if parent is not None and parent not in self.builder:
+            return False
+        found = self.builder.add_plain_message(
+            value["id"], parent, line=self.line, offset=self.offset, length=length)
+        if found:  # the two lookups above are the rules add_plain_message applies
+            raise AssertionError(f"a plain message refused after its checks: {found}")
         return True
 
     def take_retry(self, entry_id: str, value: dict[str, Any], data: bytes) -> bool:
