@@ -57,7 +57,7 @@ import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from ._grammar import MAX_DEPTH
-from ._messages_typed import ID_PATTERN, TIMESTAMP_PATTERN, AnyObject, EpochMs
+from ._messages_typed import _ID_PATTERN, _TIMESTAMP_PATTERN, AnyObject, EpochMs
 from ._schema import impossible_day
 
 __all__ = ["MessageBlock", "plain_message_block"]
@@ -166,8 +166,8 @@ def _repeated(anchored: str) -> re.Pattern[str]:
 
 _AT_END: Final = r"(?![\s\S])"
 # defs.json Id and Timestamp.
-_IDS: Final = _repeated(ID_PATTERN)
-_TIMESTAMPS: Final = _repeated(TIMESTAMP_PATTERN)
+_IDS: Final = _repeated(_ID_PATTERN)
+_TIMESTAMPS: Final = _repeated(_TIMESTAMP_PATTERN)
 # ENV-5: a day the calendar must confirm (after _TIMESTAMPS, "-DDT" is only ever the day).
 _LATE_DAY: Final = re.compile(r"-(?:29|3[01])T")
 # A text or thinking key whose value is not a string (meaningful in a block without

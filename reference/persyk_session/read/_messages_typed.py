@@ -55,13 +55,13 @@ __all__ = ["plain_message_ids"]
 
 # The schema's patterns (defs.json: Id, NullableId, Timestamp); msgspec matches with re.search,
 # and each pattern is anchored at both ends.
-ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?![\s\S])"
-TIMESTAMP_PATTERN: Final = (
+_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?![\s\S])"
+_TIMESTAMP_PATTERN: Final = (
     r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5]"
     r"[0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])(?![\s\S])"
 )
-Id = Annotated[str, Meta(pattern=ID_PATTERN)]
-Timestamp = Annotated[str, Meta(pattern=TIMESTAMP_PATTERN)]
+Id = Annotated[str, Meta(pattern=_ID_PATTERN)]
+Timestamp = Annotated[str, Meta(pattern=_TIMESTAMP_PATTERN)]
 # defs.json SafeInteger / EpochMs (MSG-5): 0 <= t <= 2^53-1.
 EpochMs = Annotated[int, Meta(ge=0, le=2**53 - 1)]
 # "type": "object" with any members (MSG-10, BLK-4).
