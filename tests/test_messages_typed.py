@@ -219,12 +219,13 @@ def test_lane_declines_an_unusual_valid_record(old: bytes, new: bytes) -> None:
 
 @contextmanager
 def lane_disabled() -> Iterator[None]:
-    saved = _store.typed_message_lane
-    _store.typed_message_lane = lambda: None
+    # Both lanes: the block lane (tests/test_messages_block.py) would take these lines first.
+    saved = _store.typed_message_lane, _store.typed_block_lane
+    _store.typed_message_lane = _store.typed_block_lane = lambda: None
     try:
         yield
     finally:
-        _store.typed_message_lane = saved
+        _store.typed_message_lane, _store.typed_block_lane = saved
 
 
 def index_of(data: bytes) -> tuple[Any, ...]:

@@ -134,6 +134,7 @@ class IndexBuilder:
         self._labels: dict[str, str] = {}
         self._recordings: dict[str, bool] = {}
         self._lines = 0
+        self._blocks_refused = False
 
     @classmethod
     def from_index(cls, index: SessionIndex) -> IndexBuilder:
@@ -266,6 +267,26 @@ class IndexBuilder:
             raise RuntimeError("IndexBuilder.build() was called; use from_index() to continue")
         self._extend(found)
         return found
+
+    def add_plain_messages(
+        self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
+        offset: int,
+    ) -> bool:
+        """:meth:`add_plain_message` for consecutive lines proven by the block lane
+        (``_messages_block``), all or nothing: True if every one was committed; False, with
+        nothing committed or reported, if ID-3 or TREE-1 fails for any (the caller then feeds
+        the lines one by one, which reports each finding at its line).
+
+        A refused block holds a finding, so the session is invalid; every later block is
+        refused unseen and goes line by line too, which keeps a refusal's cost (the table may
+        rebuild its id lookup) to once per read."""
+        if self._built or self._blocks_refused:
+            return False
+        if not self._table.add_linked_messages(ids, parents, lengths, line=line, offset=offset):
+            self._blocks_refused = True
+            return False
+        self._lines = max(self._lines, line + len(ids) - 1)
+        return True
 
     def commit_checked(
         self, obj: dict[str, Any], *, line: int, offset: int, length: int

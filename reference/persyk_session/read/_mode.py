@@ -6,13 +6,14 @@ table of plain tuples (``_entries``); neither orjson nor jsonschema_rs is import
 mutation validates the whole committed file (no live index, ``_live``). Unset or ``fast``
 (the default) runs the fast paths beside them: ``_records_fast`` (orjson with its equivalence
 proofs), ``_schema_fast`` (jsonschema-rs) and ``_entries_fast`` (the column-wise index), with
-the live index, reads the common record (a plain message entry) through ``_messages_typed``
-(msgspec, typed) when no body is kept and the read is large enough to pay for its import
-(:func:`typed_lane_pays`), and keeps the bodies ``context`` projects from its
-validating pass (``_bodies_fast.KeptBodies``). Both modes give the same results; the agreement
-tests (tests/test_records*.py, tests/test_jsontestsuite.py, tests/test_schema_agreement.py,
-tests/test_context_one_pass.py, tests/test_messages_typed.py) and the conformance suite, run
-in both modes, hold them to it.
+the live index, reads the common record (a plain message entry) through ``_messages_block``
+(msgspec, a read chunk at once) and ``_messages_typed`` (record by record) when no body is
+kept and the read is large enough to pay for their import (:func:`typed_lane_pays`), and keeps
+the bodies ``context`` projects from its validating pass (``_bodies_fast.KeptBodies``). Both
+modes give the same results; the agreement tests (tests/test_records*.py,
+tests/test_jsontestsuite.py, tests/test_schema_agreement.py, tests/test_context_one_pass.py,
+tests/test_messages_typed.py, tests/test_messages_block.py) and the conformance suite, run in
+both modes, hold them to it.
 
 The I/O edge and the builder import the chosen functions from here; the core modules never do.
 The dsh-v0 profile, which shares nothing of v1's reader, has its own switch (``dsh/_json.py``).
@@ -22,9 +23,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from .._mode_name import MODE
+
+if TYPE_CHECKING:
+    from ._messages_block import MessageBlock
 
 __all__ = [
     "KEEP_PARSED_BODIES",
@@ -32,10 +36,13 @@ __all__ = [
     "READABLE",
     "TYPED_LANE_MIN_BYTES",
     "EntryTable",
+    "PlainMessageBlock",
+    "PlainMessageIds",
     "dumps_json",
     "encode_record",
     "loads_json",
     "parse_record",
+    "typed_block_lane",
     "typed_lane_pays",
     "typed_message_lane",
     "validate_entry",
@@ -46,6 +53,9 @@ READABLE: Final = MODE == "readable"
 # ``_messages_typed.plain_message_ids``: (id, parentId) of a record proven to be a valid plain
 # message entry, or None (the record then takes parse_record and the schema).
 PlainMessageIds: TypeAlias = Callable[[bytes], "tuple[str, str | None] | None"]
+# ``_messages_block.plain_message_block``: the ids, parentIds and lengths of a chunk's whole
+# lines, each proven a valid plain message entry, or None (its lines then go one by one).
+PlainMessageBlock: TypeAlias = Callable[[bytes, list[bytes]], "MessageBlock | None"]
 # The fast mode keeps the bodies a read is about to project from its validating pass
 # (``_bodies_fast.KeptBodies``); the readable mode reads each of them again.
 KEEP_PARSED_BODIES: Final = not READABLE
@@ -86,3 +96,14 @@ def typed_lane_pays(size: int) -> bool:
     or at any size once an earlier read of this process has imported it (a long-lived reader
     pays for the import once)."""
     return size >= TYPED_LANE_MIN_BYTES or typed_message_lane.cache_info().currsize > 0
+
+
+@functools.cache
+def typed_block_lane() -> PlainMessageBlock | None:
+    """``_messages_block.plain_message_block`` in the fast mode, None in the readable one;
+    imported on the first read that asks, as :func:`typed_message_lane`."""
+    if READABLE:
+        return None
+    from ._messages_block import plain_message_block
+
+    return plain_message_block

@@ -12,7 +12,7 @@ import gc
 import io
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -20,10 +20,18 @@ from typing import IO, Any
 
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
-from .._lines import split_stream
+from .._lines import Block, Line, lines_of_block, split_blocks, split_stream
 from ._bodies_fast import KEPT_BODY_BUDGET, KeptBodies, paused_gc
 from ._index import EntryMeta, IndexBuilder, SessionIndex
-from ._mode import KEEP_PARSED_BODIES, parse_record, typed_lane_pays, typed_message_lane
+from ._mode import (
+    KEEP_PARSED_BODIES,
+    PlainMessageBlock,
+    PlainMessageIds,
+    parse_record,
+    typed_block_lane,
+    typed_lane_pays,
+    typed_message_lane,
+)
 from ._records import MAX_RECORD_BYTES, is_blank
 
 __all__ = [
@@ -97,6 +105,7 @@ def feed_lines(
     start_offset: int = 0,
     kept: KeptBodies | None = None,
     typed: bool = False,
+    blocks: bool = False,
 ) -> Iterator[list[Diagnostic]]:
     """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
 
@@ -106,32 +115,92 @@ def feed_lines(
     validated prefix). Yields each line's findings, empty when the line was committed; every
     finding is also in the builder, so reading to the end leaves them all in ``build()``.
     ``kept`` is offered every committed record (the header too, which it never keeps).
-    ``typed`` lets the fast mode's typed lane (``_messages_typed``) commit plain message entries
-    without building their dicts: only for a plain :class:`IndexBuilder` and no ``kept``, since
-    the lane never calls ``add_record`` (search's tapping builder needs every record).
+    ``typed`` lets the fast mode's lanes commit plain message entries without building their
+    dicts: whole chunks at once (``_messages_block``, one empty list yielded for the chunk's
+    lines), else record by record (``_messages_typed``); only for a plain
+    :class:`IndexBuilder` and no ``kept``, since the lanes never call ``add_record``
+    (search's tapping builder needs every record). ``blocks`` asks for the block lane alone,
+    for a builder that taps ``add_record`` and decides in :meth:`IndexBuilder.add_plain_messages`
+    which blocks it may commit unseen (search's, for the lines its byte screen cleared); its
+    other lines take ``add_record``.
     """
-    lines = split_stream(
-        read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
-        first_offset=start_offset,
-    )
-    # The fast mode's lane for plain message entries builds no dict, so it serves only a read
-    # that keeps no body; the header (the first record) always takes parse_record.
+    # The fast mode's lanes build no dict, so they serve only a read that keeps no body; the
+    # header (the first record) always takes parse_record.
     if typed and (kept is not None or type(builder).add_record is not IndexBuilder.add_record):
         raise ValueError("the typed lane hands no record to kept bodies or an add_record tap")
-    lane = typed_message_lane() if typed else None
-    past_first = False  # builder.first_seen, which once true stays true
-    for line, offset, length, data, terminated in lines:
-        builder.note_line(line)
-        if lane is not None and terminated and data is not None and (
-            past_first or builder.first_seen
+    record_lane = typed_message_lane() if typed else None
+    block_lane = typed_block_lane() if typed or blocks else None
+    if block_lane is None:
+        for item in split_stream(
+            read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
+            first_offset=start_offset,
         ):
-            past_first = True
-            ids = lane(data)
-            if ids is not None:
-                yield builder.add_plain_message(
-                    ids[0], ids[1], line=line, offset=offset, length=length)
-                continue
-        yield _line_findings(builder, kept, line, offset, length, data, terminated)
+            builder.note_line(item[0])
+            yield _line_findings(builder, kept, *item)
+        return
+    for piece in split_blocks(
+        read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
+        first_offset=start_offset,
+    ):
+        if isinstance(piece, Block):
+            yield from _block_findings(builder, piece, record_lane, block_lane)
+        else:
+            builder.note_line(piece[0])
+            yield _typed_line_findings(builder, record_lane, piece)
+
+
+def _block_findings(
+    builder: IndexBuilder, block: Block, record_lane: PlainMessageIds | None,
+    block_lane: PlainMessageBlock,
+) -> Iterator[list[Diagnostic]]:
+    """The findings of a block's lines: none, once, if the block lane proved them all and the
+    index took them; else each line's, fed one by one."""
+    rest: Block | None = block
+    if not builder.first_seen:
+        rest = yield from _header_findings(builder, block)
+    if rest is None:
+        return
+    proven = block_lane(rest.data, rest.lines)
+    if proven is not None and builder.add_plain_messages(
+        proven.ids, proven.parents, proven.lengths, line=rest.line, offset=rest.offset
+    ):
+        yield []
+        return
+    for line in lines_of_block(rest, limit=MAX_RECORD_BYTES):
+        builder.note_line(line[0])
+        yield _typed_line_findings(builder, record_lane, line)
+
+
+def _header_findings(builder: IndexBuilder, block: Block) -> Generator[
+        list[Diagnostic], None, Block | None]:
+    """Feed the lines of ``block`` up to the first record (the header, HDR-2, which takes no
+    lane); return the lines after it as a block, None if none are left."""
+    lines = lines_of_block(block, limit=MAX_RECORD_BYTES)
+    used = 0
+    for line in lines:
+        builder.note_line(line[0])
+        used += line[2] + 1
+        yield _line_findings(builder, None, *line)
+        if builder.first_seen:
+            break
+    fed = line[0] - block.line + 1
+    if fed == block.count:
+        return None
+    return Block(block.line + fed, block.offset + used, block.data[used:], block.lines[fed:])
+
+
+def _typed_line_findings(
+    builder: IndexBuilder, record_lane: PlainMessageIds | None, piece: Line
+) -> list[Diagnostic]:
+    """:func:`_line_findings`, through the per-record lane (if any) for a terminated entry
+    line."""
+    line, offset, length, data, terminated = piece
+    if record_lane is not None and terminated and data is not None and builder.first_seen:
+        ids = record_lane(data)
+        if ids is not None:
+            return builder.add_plain_message(ids[0], ids[1], line=line, offset=offset,
+                                             length=length)
+    return _line_findings(builder, None, line, offset, length, data, terminated)
 
 
 def _line_findings(

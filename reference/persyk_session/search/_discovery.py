@@ -268,6 +268,20 @@ class _TappedBuilder(IndexBuilder):
             self._tap.record(obj, offset, length)
         return findings
 
+    def add_plain_messages(
+        self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
+        offset: int,
+    ) -> bool:
+        # The block lane, for lines the tap's byte screen cleared only: their records need
+        # no match (TextTap.record would only note where the last one lies).
+        end = offset + sum(lengths) + len(lengths)
+        if not self._tap.cleared(offset, end):
+            return False
+        if not super().add_plain_messages(ids, parents, lengths, line=line, offset=offset):
+            return False
+        self._tap.last = (end - 1 - lengths[-1], lengths[-1])
+        return True
+
 
 def _loader(fd: int) -> Callable[[EntryMeta], dict[str, Any]]:
     def load(entry: EntryMeta) -> dict[str, Any]:
@@ -291,7 +305,8 @@ def _scan(candidate: Candidate, query: Query) -> Result | SearchDiagnostic | Non
     builder = _TappedBuilder(tap)
     try:
         with _open_regular(candidate.file) as (fd, read, info):
-            for _ in feed_lines(builder, _shown_to(tap, read), chunk_size=SCAN_CHUNK):
+            for _ in feed_lines(builder, _shown_to(tap, read), chunk_size=SCAN_CHUNK,
+                                blocks=True):
                 pass
             index = builder.build(empty=not builder.first_seen)
             if not index.valid or index.header is None:

@@ -240,6 +240,11 @@ class TextTap:
         self._clear = (0, 0) if self.screen.may_hold(lines) else (start, base + cut)
         self._open = chunk[cut:]
 
+    def cleared(self, start: int, end: int) -> bool:
+        """Whether the screen cleared the whole lines from byte ``start`` to ``end``."""
+        low, high = self._clear
+        return low <= start and end <= high
+
     def record(self, obj: dict[str, Any], offset: int, length: int) -> None:
         # The hot path of search: one call per record of every session, so kept flat.
         kind = obj["type"]

@@ -218,13 +218,19 @@ class ByteScreen:
 
     needle: bytes | None  # the folded query's bytes; None when it cannot be screened
     escapable: bool  # the query holds a character an escape other than \\u decodes to
+    # The FOLDS_TO_ASCII characters whose folding shares a character with the query: only
+    # those can take part in a match (any other one, replaced or not, is a character the
+    # query lacks), so only those are replaced.
+    folds: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, query: Query) -> ByteScreen:
         folded = query.folded
         if not folded or not folded.isascii():
             return cls(None, True)
-        return cls(folded.encode(), any(c in _ESCAPED or c < " " for c in folded))
+        folds = frozenset(char for char, folding in FOLDS_TO_ASCII.items()
+                          if any(c in folded for c in folding))
+        return cls(folded.encode(), any(c in _ESCAPED or c < " " for c in folded), folds)
 
     def may_hold(self, lines: bytes) -> bool:
         needle = self.needle
@@ -241,7 +247,6 @@ class ByteScreen:
             for char in above:
                 if not _stable(char):
                     return True
-                folded = FOLDS_TO_ASCII.get(char)
-                if folded is not None:
-                    lines = lines.replace(char.encode(), folded.encode())
+                if char in self.folds:
+                    lines = lines.replace(char.encode(), FOLDS_TO_ASCII[char].encode())
         return needle in lines.lower()
