@@ -20,22 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_runner_hostile import MARK, _marked
 
-MARK = "PERSYK_TEST_LEFTOVER_MARK"  # in the environment of every process the run starts
-
-
-def _marked(token: str) -> list[int]:
-    needle = f"{MARK}={token}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        found.append(int(name))
-            except OSError:
-                continue
-    return found
+# MARK is in the environment of every process the run starts; _marked finds them.
 
 
 def _busy_workspaces(temp: Path) -> list[Path]:
