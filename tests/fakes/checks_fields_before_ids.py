@@ -29,7 +29,7 @@ def _conflicts(self: _append_plan._Batch, value: dict[str, Any]) -> bool:
     return not _append_plan.json_equal(earlier, value)
 
 
-def _take_fields_first(self: _append_plan._Batch, item: BatchItem) -> bool:
+def _take_fields_first(self: _append_plan._Batch, item: BatchItem, **options: Any) -> bool:
     value: Any = item.value
     if item.fault is None and isinstance(value, dict) and _conflicts(self, value):
         found = [d for d in self.builder.check_entry(value, line=self.line)
@@ -37,7 +37,7 @@ def _take_fields_first(self: _append_plan._Batch, item: BatchItem) -> bool:
         if found:
             self.error = found[0]
             return False
-    return _take(self, item)
+    return _take(self, item, **options)  # options: the planner's own (plain=...)
 
 
 _append_plan._Batch.take = _take_fields_first  # type: ignore[method-assign]
