@@ -79,7 +79,7 @@ class Block:
 
 def split_blocks(
     read: Callable[[int], bytes], *, chunk_size: int, limit: int, first_line: int = 1,
-    first_offset: int = 0,
+    first_offset: int = 0, want: Callable[[], bool] = lambda: True,
 ) -> Iterator[Line | Block]:
     """:func:`split_stream`'s lines, those a chunk holds whole as one :class:`Block` each.
 
@@ -87,6 +87,8 @@ def split_blocks(
     carried over from the last chunk comes out as a :class:`Line` when its LF arrives, then the
     chunk's complete lines as a block (the fast mode's block lane reads them at once; a block
     it declines is cut by :func:`lines_of_block`), and the piece after its last LF is carried.
+    Once ``want()`` says False (asked before each chunk), the chunks' lines come out one by one
+    as :func:`split_stream` cuts them, without the copies a block costs.
     """
     line_no = first_line
     offset = first_offset
@@ -105,7 +107,14 @@ def split_blocks(
                 open_parts = []
                 open_length = 0
                 pos = nl + 1
-        if not open_length and (last := chunk.rfind(b"\n", pos)) >= 0:
+        if not open_length and not want():
+            while (nl := chunk.find(b"\n", pos)) >= 0:
+                length = nl - pos
+                yield line_no, offset, length, chunk[pos:nl] if length <= limit else None, True
+                line_no += 1
+                offset += length + 1
+                pos = nl + 1
+        elif not open_length and (last := chunk.rfind(b"\n", pos)) >= 0:
             whole = chunk if pos == 0 and last == len(chunk) - 1 else chunk[pos:last + 1]
             lines = whole.split(b"\n")
             lines.pop()  # the empty piece after the last LF

@@ -47,6 +47,8 @@ __all__ = [
 
 SESSION_FILE = "session.jsonl"
 CHUNK_SIZE = 1 << 20
+# Blocks the block lane may decline in a row before a read goes on line by line (feed_lines).
+_BLOCKS_DECLINED_BEFORE_LINES = 4
 
 
 def resolve_session_file(path: str | os.PathLike[str]) -> Path:
@@ -138,12 +140,16 @@ def feed_lines(
             builder.note_line(item[0])
             yield _line_findings(builder, kept, *item)
         return
+    # A block the lane declines has cost a copy and a split for nothing; after a few in a row
+    # (a session of realtime events, say) the rest comes line by line, as without the lane.
+    declined = [0]  # in a row; read by want() before each chunk
     for piece in split_blocks(
         read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
-        first_offset=start_offset,
+        first_offset=start_offset, want=lambda: declined[0] < _BLOCKS_DECLINED_BEFORE_LINES,
     ):
         if isinstance(piece, Block):
-            yield from _block_findings(builder, piece, record_lane, block_lane)
+            taken = yield from _block_findings(builder, piece, record_lane, block_lane)
+            declined[0] = 0 if taken else declined[0] + 1
         else:
             builder.note_line(piece[0])
             yield _typed_line_findings(builder, record_lane, piece)
@@ -152,23 +158,25 @@ def feed_lines(
 def _block_findings(
     builder: IndexBuilder, block: Block, record_lane: PlainMessageIds | None,
     block_lane: PlainMessageBlock,
-) -> Iterator[list[Diagnostic]]:
+) -> Generator[list[Diagnostic], None, bool]:
     """The findings of a block's lines: none, once, if the block lane proved them all and the
-    index took them; else each line's, fed one by one."""
+    index took them; else each line's, fed one by one. Returns whether the lane took them
+    (a block that is only the header counts as taken: nothing was declined)."""
     rest: Block | None = block
     if not builder.first_seen:
         rest = yield from _header_findings(builder, block)
     if rest is None:
-        return
+        return True
     proven = block_lane(rest.data, rest.lines)
     if proven is not None and builder.add_plain_messages(
         proven.ids, proven.parents, proven.lengths, line=rest.line, offset=rest.offset
     ):
         yield []
-        return
+        return True
     for line in lines_of_block(rest, limit=MAX_RECORD_BYTES):
         builder.note_line(line[0])
         yield _typed_line_findings(builder, record_lane, line)
+    return False
 
 
 def _header_findings(builder: IndexBuilder, block: Block) -> Generator[
