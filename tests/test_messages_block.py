@@ -377,7 +377,14 @@ def test_lanes_leave_a_sessions_index_unchanged(data: bytes, chunk_size: int) ->
 
 def test_the_bench_session_is_committed_in_blocks() -> None:
     # The lane is worth its place only if the common session takes it.
-    data = HEADER + joined(_BENCH)
+    index, taken = index_counting_the_lane(HEADER + joined(_BENCH))
+    assert index.valid and len(index.entries) == 60
+    assert len(taken) > 3 and all(taken)
+
+
+def index_counting_the_lane(data: bytes) -> tuple[Any, list[MessageBlock | None]]:
+    """The index of ``data`` read in chunks of 4 KiB, and what the block lane answered each
+    time it was asked."""
     taken: list[MessageBlock | None] = []
 
     def counting(block: bytes, lines: list[bytes]) -> MessageBlock | None:
@@ -387,11 +394,9 @@ def test_the_bench_session_is_committed_in_blocks() -> None:
     saved = _store.typed_block_lane
     _store.typed_block_lane = lambda: counting
     try:
-        index = _store.index_stream(_reader(data), chunk_size=4096)
+        return _store.index_stream(_reader(data), chunk_size=4096), taken
     finally:
         _store.typed_block_lane = saved
-    assert index.valid and len(index.entries) == 60
-    assert len(taken) > 3 and all(taken)
 
 
 @SETTINGS
@@ -423,18 +428,7 @@ def test_a_session_the_lane_cannot_take_is_read_line_by_line_after_four_blocks()
     # nothing (validate-events was 1.6x slower with the lane than without), so after four in
     # a row the read stops cutting blocks. Without the switch the lane is asked for every one.
     data = HEADER + joined(_custom_lines(400))
-    asked: list[int] = []
-
-    def counting(block: bytes, lines: list[bytes]) -> MessageBlock | None:
-        asked.append(len(lines))
-        return lane_of_lines(block, lines)
-
-    saved = _store.typed_block_lane
-    _store.typed_block_lane = lambda: counting
-    try:
-        index = _store.index_stream(_reader(data), chunk_size=4096)
-    finally:
-        _store.typed_block_lane = saved
+    index, asked = index_counting_the_lane(data)
     assert index.valid and len(index.entries) == 400
     assert len(data) // 4096 > 20 and len(asked) == 4
 
