@@ -262,3 +262,28 @@ def test_cases_past_the_first_lane_run_in_lane_processes(monkeypatch: pytest.Mon
     assert record.passed and record.aborted is None
     assert answered, "no case ran in a lane process"
     assert set(answered) < {r.id for r in record.results}  # and the first lane ran some
+
+
+class _NeverReady(_run_jobs.LaneProcess):
+    def wait_ready(self, timeout: float) -> None:
+        raise _run_jobs.LaneDied("a lane process did not start within 1 s (exit status None)")
+
+
+class _NoProcess(_run_jobs.LaneProcess):
+    def __init__(self, *args: Any) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+
+@pytest.mark.parametrize("broken", [_NeverReady, _NoProcess], ids=["never-ready", "no-process"])
+def test_a_lane_process_that_does_not_start_becomes_a_thread_lane_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], broken: type
+) -> None:
+    # A machine out of processes, or a lane that hangs at start, must not cost the run: the
+    # lane runs in a thread of the runner, as lanes did before they were processes.
+    selection = ("G-00*", "G-01*", "R-00*")
+    serial = execute(RunConfig(only=selection, harness=False, jobs=1))
+    monkeypatch.setattr(_run_jobs, "LaneProcess", broken)
+    parallel = execute(RunConfig(only=selection, harness=False, jobs=2))
+    assert parallel.aborted is None and parallel.passed
+    assert _untimed(dumps_report(parallel)) == _untimed(dumps_report(serial))
+    assert "lane 2: " in capsys.readouterr().err

@@ -10,13 +10,14 @@ in the report and tells the harness checks the capabilities, as the serial run's
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .._profiles import Profile
 from ..adapters._interface import Adapter
 from ..harness._registry import HarnessCheck, harness_results
-from ..run._lane_process import AdapterSpec, LaneProcess
+from ..run._lane_process import AdapterSpec, LaneDied, LaneProcess
 from ..run._outcomes import CaseResult
 from ..run._parallel import Job, case_is_exclusive, run_jobs
 from ..run._progress import ProgressLine
@@ -83,8 +84,11 @@ class Lanes:
         now, since each takes a while; ``ready`` waits for them."""
         if self.spec is not None:
             for lane in range(1, min(self.count, cases)):
-                self.processes[lane] = LaneProcess(
-                    self.spec, RunOptions(timeout=self.first.options.timeout), self.profile)
+                try:
+                    self.processes[lane] = LaneProcess(
+                        self.spec, RunOptions(timeout=self.first.options.timeout), self.profile)
+                except OSError as error:  # no process to be had (a limit, a missing Python)
+                    _falls_back(lane, f"could not start its process ({error.strerror})")
 
     def stop_processes(self) -> None:
         try:
@@ -94,8 +98,16 @@ class Lanes:
             self.processes.clear()
 
     def ready(self) -> None:
-        for process in self.processes.values():
-            process.wait_ready(LANE_START_SECONDS + self.first.options.timeout)
+        """Wait for the lane processes; one that does not come up is closed and its lane runs
+        in a thread of this process instead (as lanes did before they were processes), so the
+        run's results are the same, only slower."""
+        for lane, process in list(self.processes.items()):
+            try:
+                process.wait_ready(LANE_START_SECONDS + self.first.options.timeout)
+            except LaneDied as error:
+                del self.processes[lane]
+                process.close()
+                _falls_back(lane, str(error))
 
     def run_case(self, lane: int, planned: Planned, expected: str | None) -> CaseResult:
         if lane not in self.processes:
@@ -141,6 +153,11 @@ def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],
     finally:
         sandbox.remove()
     return result
+
+
+def _falls_back(lane: int, why: str) -> None:
+    print(f"persyk-conformance: lane {lane + 1}: {why}; it runs in a thread of the runner",
+          file=sys.stderr)
 
 
 def run_in_parallel(
