@@ -38,7 +38,7 @@ from persyk_session.write._append_plan import (
 pytestmark = pytest.mark.skipif(READABLE, reason="the readable mode has no plain lane")
 
 if not READABLE:
-    from persyk_session.write._items_fast import ID_CORE, TIMESTAMP_CORE
+    from persyk_session.read._messages_block import ID_CORE, TIMESTAMP_CORE
 
 SETTINGS = settings(
     max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]

@@ -213,7 +213,7 @@ def test_orjson_checks_the_utf8_of_its_whole_input_first() -> None:
 @pytest.mark.parametrize("values", [["a", "b\nc"], ["a\n", "b"], ["a", ""]],
                          ids=["inner-lf", "trailing-lf", "empty"])
 def test_all_match_refuses_a_value_holding_a_separator_or_nothing(values: list[str]) -> None:
-    assert not _messages_block._all_match(_messages_block._IDS, values)
+    assert not _messages_block.ids_match(values)
 
 
 # --- the index ---------------------------------------------------------------------------------

@@ -245,22 +245,17 @@ class SubprocessAdapter:
     def wrapped(self, prefix: Sequence[str]) -> SubprocessAdapter:
         """A new, not yet started adapter whose command is ``prefix`` followed by this one's
         (H-104 runs the adapter under ``strace``); same environment and confinement."""
-        return SubprocessAdapter(
-            [*prefix, *self._argv],
-            env=self._env,
-            cwd=self._cwd,
-            strict=self._strict,
-            file_size_limit=self._file_size_limit,
-            profile=self.profile,
-            confine_to=self._confine_to,
-        )
+        return self._like([*prefix, *self._argv])
 
     def attached(self, attach: Attach) -> SubprocessAdapter:
         """A new, not yet started adapter like this one that calls ``attach(pid, timeout)``
         once it has greeted (the crash checks attach ``strace -p`` there, issue 26); the helper
         is finished whenever the adapter is killed or closed."""
+        return self._like(self._argv, attach)
+
+    def _like(self, argv: Sequence[str], attach: Attach | None = None) -> SubprocessAdapter:
         return SubprocessAdapter(
-            self._argv,
+            argv,
             env=self._env,
             cwd=self._cwd,
             strict=self._strict,

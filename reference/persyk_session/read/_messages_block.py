@@ -20,10 +20,12 @@ the whole block:
 
 * **No patterns in msgspec.** msgspec calls back into ``re`` for every patterned string (the
   Id and Timestamp patterns were a third of the decode). The ids and envelope timestamps of
-  the block are joined with LF and matched once by the same pattern repeated
-  (:func:`_all_match`); an LF inside a value would add a separator, so the separators are
-  counted too. A parentId is not matched: the index resolves it to a committed entry or an
-  earlier one of the block (TREE-1), whose id matched, or the block is declined.
+  the block are joined with LF and matched once by the pattern repeated (:func:`all_match`;
+  the Id's without its bound, which is slow inside a repeat, and the longest id measured:
+  :func:`ids_match`); an LF inside a value would add a separator, so the separators are
+  counted too. The batch planner (``write/_items_fast``) matches its records the same way.
+  A parentId is not matched: the index resolves it to a committed entry or an earlier one of
+  the block (TREE-1), whose id matched, or the block is declined.
 * **``text`` and ``thinking`` as ``msgspec.Raw``** (their bytes left undecoded: most of a
   record, and decoding them was most of the decode), only for a block with no backslash at
   all. ``Raw`` takes any JSON value and checks neither UTF-8 nor escapes, so the raw lane also
@@ -60,7 +62,8 @@ from ._grammar import MAX_DEPTH
 from ._messages_typed import _ID_PATTERN, _TIMESTAMP_PATTERN, AnyObject, EpochMs
 from ._schema import impossible_day
 
-__all__ = ["MessageBlock", "plain_message_block"]
+__all__ = ["ID_CORE", "TIMESTAMPS", "TIMESTAMP_CORE", "MessageBlock", "all_match", "ids_match",
+           "plain_message_block", "unanchored"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,19 +159,38 @@ _encode_lines: Final = msgspec.json.Encoder().encode_lines
 
 
 
-def _repeated(anchored: str) -> re.Pattern[str]:
-    """``_messages_typed``'s pattern (anchored at both ends) for LF-joined values, each
-    followed by its LF (see :func:`_all_match`)."""
-    body = anchored.removeprefix("^").removesuffix(_AT_END)
-    assert body != anchored and not body.startswith("^") and _AT_END not in body
-    return re.compile(f"(?:{body}\\n)*")
+def unanchored(pattern: str) -> str:
+    """A schema pattern (defs.json anchors each at both ends) without its anchors: a batch of
+    values joined by LF is anchored by ``fullmatch`` instead (:func:`all_match`)."""
+    head, tail = "^", r"(?![\s\S])"
+    assert pattern.startswith(head) and pattern.endswith(tail), pattern
+    return pattern[len(head):-len(tail)]
 
 
-_AT_END: Final = r"(?![\s\S])"
-# defs.json Id and Timestamp.
-_IDS: Final = _repeated(_ID_PATTERN)
-_TIMESTAMPS: Final = _repeated(_TIMESTAMP_PATTERN)
-# ENV-5: a day the calendar must confirm (after _TIMESTAMPS, "-DDT" is only ever the day).
+ID_CORE: Final = unanchored(_ID_PATTERN)
+TIMESTAMP_CORE: Final = unanchored(_TIMESTAMP_PATTERN)
+# The Id pattern without its bound, which a counted repeat inside a repeated group makes slow;
+# the length (1..128) is checked on its own (:func:`ids_match`).
+_ID_UNBOUNDED: Final = "[A-Za-z0-9][A-Za-z0-9._-]*"
+_ID_MAX_LENGTH: Final = 128
+assert ID_CORE == "[A-Za-z0-9][A-Za-z0-9._-]{0,127}", ID_CORE
+_IDS: Final = re.compile(f"(?:{_ID_UNBOUNDED}\n)*")
+TIMESTAMPS: Final = re.compile(f"(?:(?:{TIMESTAMP_CORE})\n)*")
+
+
+def all_match(pattern: re.Pattern[str], values: list[str]) -> bool:
+    """Whether every value matches the one-value pattern ``pattern`` repeats: one ``fullmatch``
+    over the values joined by LF, whose count proves no value held one."""
+    joined = "\n".join(values) + "\n" if values else ""
+    return joined.count("\n") == len(values) and pattern.fullmatch(joined) is not None
+
+
+def ids_match(ids: list[str]) -> bool:
+    """Every string is an Id (defs.json): the unbounded pattern, and at most 128 characters."""
+    return all_match(_IDS, ids) and (not ids or max(map(len, ids)) <= _ID_MAX_LENGTH)
+
+
+# ENV-5: a day the calendar must confirm (after TIMESTAMPS, "-DDT" is only ever the day).
 _LATE_DAY: Final = re.compile(r"-(?:29|3[01])T")
 # A text or thinking key whose value is not a string (meaningful in a block without
 # backslashes only: see the module docstring).
@@ -203,19 +225,12 @@ def plain_message_block(block: bytes, lines: list[bytes]) -> MessageBlock | None
         return None
     ids = [entry.id for entry in entries]
     stamps = [entry.timestamp for entry in entries]
-    if not (_all_match(_IDS, ids) and _all_match(_TIMESTAMPS, stamps)):
+    if not (ids_match(ids) and all_match(TIMESTAMPS, stamps)):
         return None
     if _LATE_DAY.search("".join(stamps)) and any(
             impossible_day(stamp) for stamp in stamps if stamp[8:10] > "28"):
         return None
     return MessageBlock(ids, [entry.parentId for entry in entries], lengths)
-
-
-def _all_match(pattern: re.Pattern[str], values: list[str]) -> bool:
-    """Whether every value matches ``pattern``'s repeated part: one ``fullmatch`` over the
-    values joined by LF, whose count proves no value held one."""
-    joined = "\n".join(values) + "\n"
-    return joined.count("\n") == len(values) and pattern.fullmatch(joined) is not None
 
 
 def _screened_out(block: bytes) -> bool:

@@ -53,7 +53,6 @@ entries, and plans with it to plans without it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -62,13 +61,8 @@ import orjson
 from msgspec import Struct
 
 from .._errors import ContractError
-from ..read._messages_typed import (
-    _ID_PATTERN,
-    _TIMESTAMP_PATTERN,
-    AssistantMessage,
-    ToolResultMessage,
-    UserMessage,
-)
+from ..read._messages_block import TIMESTAMPS, all_match, ids_match
+from ..read._messages_typed import AssistantMessage, ToolResultMessage, UserMessage
 from ..read._records import MAX_RECORD_BYTES
 from ..read._records_fast import parse_record
 
@@ -113,36 +107,6 @@ class _MessageShape(Struct, tag_field="type", tag="message", forbid_unknown_fiel
 _decode_shape: Final = msgspec.json.Decoder(_MessageShape).decode
 
 
-def _unanchored(pattern: str) -> str:
-    # The schema's patterns are anchored at both ends (defs.json); a joined batch is anchored
-    # by fullmatch instead.
-    head, tail = "^", r"(?![\s\S])"
-    assert pattern.startswith(head) and pattern.endswith(tail), pattern
-    return pattern[len(head):-len(tail)]
-
-
-ID_CORE: Final = _unanchored(_ID_PATTERN)
-TIMESTAMP_CORE: Final = _unanchored(_TIMESTAMP_PATTERN)
-# The Id pattern without its bound, which a counted repeat inside a repeated group makes slow;
-# the length (1..128) is checked on its own (:func:`_ids_match`).
-_ID_UNBOUNDED: Final = "[A-Za-z0-9][A-Za-z0-9._-]*"
-_ID_MAX_LENGTH: Final = 128
-assert ID_CORE == "[A-Za-z0-9][A-Za-z0-9._-]{0,127}", ID_CORE
-_IDS: Final = re.compile(f"(?:{_ID_UNBOUNDED}\n)*")
-_TIMESTAMPS: Final = re.compile(f"(?:(?:{TIMESTAMP_CORE})\n)*")
-
-
-def _all_match(pattern: re.Pattern[str], strings: list[str]) -> bool:
-    """Every string matches the one-string pattern ``pattern`` repeats (none holds an LF)."""
-    joined = "\n".join(strings) + "\n" if strings else ""
-    return joined.count("\n") == len(strings) and pattern.fullmatch(joined) is not None
-
-
-def _ids_match(ids: list[str]) -> bool:
-    """Every string is an Id (defs.json): the unbounded pattern, and at most 128 characters."""
-    return _all_match(_IDS, ids) and (not ids or max(map(len, ids)) <= _ID_MAX_LENGTH)
-
-
 def _shape(data: bytes, value: dict[str, Any]) -> _MessageShape | None:
     if value.get("type") != "message":
         return None
@@ -163,11 +127,11 @@ def plain_messages(records: Sequence[tuple[bytes, dict[str, Any]] | None]) -> li
     shapes = [None if r is None else _shape(*r) for r in records]
     found = [s for s in shapes if s is not None]
     ids = [s.id for s in found] + [s.parentId for s in found if s.parentId is not None]
-    if _ids_match(ids) and _all_match(_TIMESTAMPS, [s.timestamp for s in found]):
+    if ids_match(ids) and all_match(TIMESTAMPS, [s.timestamp for s in found]):
         return [s is not None for s in shapes]
     return [s is not None and _envelope_matches(s) for s in shapes]
 
 
 def _envelope_matches(shape: _MessageShape) -> bool:
     ids = [shape.id] if shape.parentId is None else [shape.id, shape.parentId]
-    return _ids_match(ids) and _all_match(_TIMESTAMPS, [shape.timestamp])
+    return ids_match(ids) and all_match(TIMESTAMPS, [shape.timestamp])
