@@ -24,7 +24,8 @@ import pytest
 from persyk_conformance.cli import _run as run_command
 from persyk_conformance.cli import _run_jobs, main
 from persyk_conformance.cli._run import RunConfig, execute
-from persyk_conformance.harness._registry import check_named
+from persyk_conformance.harness._crash import each_moment
+from persyk_conformance.harness._registry import check_named, workers_for
 from persyk_conformance.reports._run import dumps_report, render_junit, render_markdown
 from persyk_conformance.run import _parallel
 from persyk_conformance.run._parallel import Board, InOrder, Job, default_jobs, run_jobs
@@ -287,3 +288,66 @@ def test_a_lane_process_that_does_not_start_becomes_a_thread_lane_with_the_same_
     assert parallel.aborted is None and parallel.passed
     assert _untimed(dumps_report(parallel)) == _untimed(dumps_report(serial))
     assert "lane 2: " in capsys.readouterr().err
+
+
+# --- crash checks count against -j -------------------------------------------------------------
+
+
+class _Idle:
+    """The clean adapter each worker of a crash check starts: here it only counts."""
+
+    def start(self, timeout: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _most_at_once(workers: int, moments: int) -> int:
+    running, most, lock = 0, 0, threading.Lock()
+    overlap = threading.Barrier(min(workers, moments), timeout=10)
+
+    def run(number: int, moment: int, clean: object) -> bool:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        try:
+            if number <= min(workers, moments):  # the first of each lane waits for the others
+                overlap.wait()
+        finally:
+            with lock:
+                running -= 1
+        return True
+
+    fired = each_moment(_Idle, 10.0, list(range(moments)), run, workers)  # type: ignore[arg-type]
+    assert fired == moments
+    return most
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_crash_check_runs_as_many_killed_adapters_at_once_as_it_is_given(workers: int) -> None:
+    assert _most_at_once(workers, moments=7) == workers
+
+
+def test_a_run_of_j_n_gives_its_crash_checks_n_workers_and_at_most_four() -> None:
+    assert [workers_for(jobs) for jobs in (0, 1, 2, 3, 4, 8)] == [1, 1, 2, 3, 4, 4]
+
+
+@pytest.mark.parametrize(("jobs", "only"), [(1, ("H-103",)), (1, ("G-001", "H-103")),
+                                            (3, ("G-001", "H-103"))])
+def test_the_run_hands_its_jobs_to_every_harness_check(
+    monkeypatch: pytest.MonkeyPatch, jobs: int, only: tuple[str, ...]
+) -> None:
+    """-j 1 runs one killed adapter at a time (README: one after the other), -j N up to N."""
+    given: list[int] = []
+    real = run_command.harness_results
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        given.append(kwargs["workers"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_command, "harness_results", recorded)
+    monkeypatch.setattr(_run_jobs, "harness_results", recorded)
+    record = execute(RunConfig(only=only, jobs=jobs))
+    assert record.passed and given == [workers_for(jobs)]

@@ -34,6 +34,7 @@ from ..harness._registry import (
     harness_cases,
     harness_results,
     known_capabilities,
+    workers_for,
 )
 from ..reports._run import dumps_report, render_junit, render_markdown, render_text
 from ..run._lane_process import AdapterSpec
@@ -257,7 +258,8 @@ def _run_selected(
             runner.start()
         except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
             runner.gave_up = lanes.gave_up = f"the adapter did not start: {exc}"
-    settings = JobSettings(config.timeout, config.crash_moments, config.powerloss_states)
+    settings = JobSettings(config.timeout, config.crash_moments, config.powerloss_states,
+                           workers_for(config.jobs))
     return run_in_parallel(lanes, plan.cases, plan.write_checks, expected, settings, progress,
                            results)
 
@@ -331,7 +333,7 @@ def _run_write_harness(
         (result,) = harness_results(
             fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
             timeout=config.timeout, gave_up=gave_up, moments=config.crash_moments,
-            states=config.powerloss_states,
+            states=config.powerloss_states, workers=workers_for(config.jobs),
         )
         results.append(result)
         if progress is not None:

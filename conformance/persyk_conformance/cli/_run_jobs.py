@@ -40,6 +40,7 @@ class JobSettings:
     timeout: float
     moments: int
     states: int
+    workers: int  # killed adapters a crash check runs at once (harness/_crash.workers_for)
 
 
 def plan_jobs(cases: list[Planned], checks: list[HarnessCheck]) -> list[Job]:
@@ -148,7 +149,7 @@ def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],
         (result,) = harness_results(
             lambda: lanes.make_adapter(sandbox), sandbox.runner / "write-harness", [check.id],
             expected, capabilities, timeout=settings.timeout, gave_up=lanes.gave_up,
-            moments=settings.moments, states=settings.states,
+            moments=settings.moments, states=settings.states, workers=settings.workers,
         )
     finally:
         sandbox.remove()

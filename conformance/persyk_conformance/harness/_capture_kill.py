@@ -162,7 +162,7 @@ def capture_killed_while_writing(
         return _capture_moment(strace, clean, workdir / f"kill-{moment}", plans[at[0]],
                                (moment, at[1].point), found, problems, timeout)
 
-    fired = each_moment(factory, timeout, choice.chosen, run)
+    fired = each_moment(factory, timeout, choice.chosen, run, options.workers)
     problems.check(fired > 0 or not choice.chosen,
                    f"strace killed the capture at none of the {len(choice.chosen)} moments")
     return problems.report(choice.describe())
@@ -302,7 +302,7 @@ def recovery_killed_while_repairing(
         remove_tree(session.parent)
         return killed
 
-    fired = each_moment(factory, timeout, choice.chosen, run)
+    fired = each_moment(factory, timeout, choice.chosen, run, options.workers)
     problems.check(fired > 0 or not choice.chosen,
                    f"strace killed the recovery at none of the {len(choice.chosen)} moments")
     return problems.report(choice.describe())

@@ -26,6 +26,7 @@ from .. import records as kit
 from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
 from ..run._conditions import wav_fields
 from ._crash import (
+    WORKERS,
     CrashCheckUnsupported,
     Problems,
     Tracing,
@@ -72,12 +73,13 @@ RECORDING = "harness-rec"
 @dataclass(frozen=True, slots=True)
 class HarnessOptions:
     """Options of one harness check: the step deadline, the kills at most beyond coverage (the
-    crash checks H-104, H-150, H-151, H-153) and the crash states built at most per crash point
-    (power-loss checks)."""
+    crash checks H-104, H-150, H-151, H-153), the crash states built at most per crash point
+    (power-loss checks) and how many killed adapters a crash check runs at once (a run's -j)."""
 
     timeout: float
     moments: int = CRASH_MOMENTS
     states: int = DEFAULT_STATES
+    workers: int = WORKERS
 
 
 @dataclass(frozen=True, slots=True)

@@ -342,7 +342,7 @@ def deletion_killed_in_the_middle(
         remove_tree(base)
         return killed
 
-    fired = each_moment(factory, timeout, choice.chosen, run)
+    fired = each_moment(factory, timeout, choice.chosen, run, options.workers)
     problems.check(fired > 0 or not choice.chosen,
                    f"strace killed the deletion at none of the {len(choice.chosen)} moments")
     return problems.report(choice.describe())

@@ -62,6 +62,7 @@ __all__ = [
     "recovery_killed_at_every_step",
     "strace_prefix",
     "trace_points",
+    "workers_for",
     "wrapper",
 ]
 
@@ -208,18 +209,28 @@ T = TypeVar("T")
 
 # Killed runs are independent (each in its own session directory, each adapter its own
 # process), so a check runs a few at once: most of a run is the adapter's start under ptrace.
-WORKERS = max(1, min(4, os.cpu_count() or 1))
+# A run passes its -j instead (``run -j 1`` runs one killed adapter at a time, issue 26.1).
+MOST_WORKERS = 4
+
+
+def workers_for(jobs: int) -> int:
+    """How many killed adapters a crash check runs at once in a run of ``-j jobs``."""
+    return max(1, min(MOST_WORKERS, jobs))
+
+
+WORKERS = workers_for(os.cpu_count() or 1)
 
 
 def each_moment(
     factory: Callable[[], Adapter], timeout: float, moments: Sequence[T],
-    run: Callable[[int, T, Adapter], bool],
+    run: Callable[[int, T, Adapter], bool], workers: int = WORKERS,
 ) -> int:
-    """``run(number, moment, clean)`` for every moment (numbered from 1), on up to ``WORKERS``
+    """``run(number, moment, clean)`` for every moment (numbered from 1), on up to ``workers``
     threads, each with a clean adapter of its own for the judging; returns how many runs were
     killed. The first exception of any thread is raised once all have stopped."""
     numbered = list(enumerate(moments, start=1))
-    lanes = [numbered[lane::WORKERS] for lane in range(WORKERS) if numbered[lane::WORKERS]]
+    workers = max(1, workers)
+    lanes = [numbered[lane::workers] for lane in range(workers) if numbered[lane::workers]]
     fired = [0] * len(lanes)
     failures: list[BaseException] = []
 
@@ -248,11 +259,11 @@ def each_moment(
 
 def recovery_killed_at_every_step(
     factory: Callable[[], Adapter], workdir: Path, timeout: float = STEP_TIMEOUT,
-    moments: int | None = None,
+    moments: int | None = None, workers: int = WORKERS,
 ) -> CheckReport:
     """H-104, each adapter step bounded by the run's ``timeout``, killed at ``moments`` of the
-    recorded calls at most beyond coverage (None: every one); raises CrashCheckUnsupported when
-    it cannot run here."""
+    recorded calls at most beyond coverage (None: every one), ``workers`` killed adapters at
+    once; raises CrashCheckUnsupported when it cannot run here."""
     tracing = Tracing.for_factory(factory)
     problems = Problems()
     points: list[tuple[str, tuple[bytes, bytes], KillPoint]] = []
@@ -276,7 +287,7 @@ def recovery_killed_at_every_step(
             fired[name] += killed
         return killed
 
-    each_moment(factory, timeout, choice.chosen, run)
+    each_moment(factory, timeout, choice.chosen, run, workers)
     for name, count in fired.items():
         chosen = sum(1 for at in choice.chosen if at[0] == name)
         if chosen and not count:

@@ -29,7 +29,7 @@ from ._canaries import harness_cases
 from ._capture_kill import capture_killed_while_writing, recovery_killed_while_repairing
 from ._capture_kit import CRASH_MOMENTS, HarnessOptions
 from ._capture_race import capture_against_append_and_recovery, deletion_killed_in_the_middle
-from ._crash import CheckReport, recovery_killed_at_every_step
+from ._crash import WORKERS, CheckReport, recovery_killed_at_every_step, workers_for
 from ._crash import CrashCheckUnsupported as CheckUnsupported
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "needs_a_process",
     "registry_problems",
     "run_harness",
+    "workers_for",
 ]
 
 Run = Callable[[Callable[[], Adapter], Path, HarnessOptions], list[str] | CheckReport]
@@ -106,7 +107,7 @@ HARNESS_CHECKS: tuple[HarnessCheck, ...] = (
                  "the repair", ("RCV-6", "RCV-13", "RCV-16", "RCV-18", "RCV-19"),
                  ("read", "recover"), _V1,
                  lambda factory, workdir, options: recovery_killed_at_every_step(
-                     factory, workdir, options.timeout, options.moments)),
+                     factory, workdir, options.timeout, options.moments, options.workers)),
     HarnessCheck("H-150", "capture killed at random moments while writing, then recovered: a "
                  "prefix of the audio sent, one recording.interrupted",
                  ("CAP-1", "CAP-5", "CAP-6", "CAP-7", "CAP-25", "CAP-26"), ("read", "capture"),
@@ -200,15 +201,17 @@ def run_harness(
     moments: int = CRASH_MOMENTS,
     profile: str | None = "v1",
     states: int = _powerloss.DEFAULT_STATES,
+    workers: int = WORKERS,
 ) -> list[HarnessResult]:
     """Run the checks of ``profile`` (every profile: None) in fresh directories under ``workdir``.
 
     ``capabilities`` (the adapter's hello) decides which checks apply; None runs them all.
     ``only`` restricts the run to those ids; ``timeout`` is the deadline of each step;
     ``moments`` the kills of the crash checks beyond coverage (H-104, H-150, H-151, H-153);
-    ``states`` the crash states the power-loss checks build at most per crash point.
+    ``states`` the crash states the power-loss checks build at most per crash point;
+    ``workers`` the killed adapters a crash check runs at once.
     """
-    options = HarnessOptions(timeout, moments, states)
+    options = HarnessOptions(timeout, moments, states, workers)
     results: list[HarnessResult] = []
     for check in HARNESS_CHECKS:
         if only is not None and check.id not in only:
@@ -272,13 +275,14 @@ def harness_results(
     gave_up: str | None = None,
     moments: int = CRASH_MOMENTS,
     states: int = _powerloss.DEFAULT_STATES,
+    workers: int = WORKERS,
 ) -> list[CaseResult]:
     """Run the selected checks and report each as a case result (kind ``harness``).
 
     ``gave_up``: the run no longer tries the adapter (it failed to start or timed out again
     and again); each check is then an error at once, with that reason.
     """
-    options = HarnessOptions(timeout, moments, states)
+    options = HarnessOptions(timeout, moments, states, workers)
     results = []
     for check_id in checks:
         check = check_named(check_id)
