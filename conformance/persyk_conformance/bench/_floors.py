@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from ._proc import read_process_table, tree
+
 __all__ = [
     "bare_appends",
     "conforming_capture",
@@ -196,31 +198,12 @@ def conforming_capture(session: Path, chunks: list[bytes], rate: int, started: b
 # --- peak memory -------------------------------------------------------------------------------
 
 
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo += children.get(current, [])
-    return found
-
-
 def peak_rss_kib(pid: int) -> int | None:
     """The largest VmHWM (peak resident set of the process image, KiB) among the adapter process
     and its descendants; None where /proc is not there. VmHWM, not getrusage: ru_maxrss survives
     execve, so a wrapper started by a large parent would report the parent's peak."""
     peak: int | None = None
-    for process in _descendants(pid):
+    for process in tree([pid], read_process_table()):
         try:
             status = Path(f"/proc/{process}/status").read_text()
         except OSError:

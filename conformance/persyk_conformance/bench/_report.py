@@ -102,8 +102,9 @@ def _header(report: dict[str, Any]) -> list[str]:
     lines += [
         f"Machine: {m['cpu']}, {m['cores']} cores{memory}, {m['system']} {m['kernel']} "
         f"({m['machine']}), Python {m['python']}, orjson {m.get('orjson', '?')}, inputs on "
-        f"{m['filesystem']}; load average {', '.join(str(x) for x in m['loadAverage'])} at the "
-        f"end. Suite {report['suiteVersion']}, contract {report['contractVersion']}; scale "
+        f"{m['filesystem']}; load average {_load_before(report)}"
+        f"{', '.join(str(x) for x in m['loadAverage'])} at the end. Suite "
+        f"{report['suiteVersion']}, contract {report['contractVersion']}; scale "
         f"{report['scale']:g}, {report['repeat']} timed repetitions (after one warm-up), "
         f"interleaved across the implementations and the floor; {report['durationSeconds']:.0f} s "
         "in all.",
@@ -125,6 +126,38 @@ def _header(report: dict[str, Any]) -> list[str]:
             f"{', '.join(impl['capabilities']) or '-'} | {_seconds(trip) if trip else '-'} | "
             f"`{' '.join(impl['command'])}` |"
         )
+    return lines
+
+
+def _load_before(report: dict[str, Any]) -> str:
+    load = report.get("loadBeforeRun")
+    return "" if load is None else f"{load} before the run (the verdict's), "
+
+
+def _share(value: Any) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _conditions(report: dict[str, Any]) -> list[str]:
+    """What each workload ran in; the load averages count the bench's own processes, so the
+    verdict judges the other processes' CPU time instead (bench/_quiet.py)."""
+    rows = [(w["key"], w["conditions"]) for w in report["workloads"] if w.get("conditions")]
+    if not rows:
+        return []
+    lines = ["", "Conditions of each workload: the 1-minute load average before and after it "
+                 "(the bench's own processes included), CPU steal, and over its timed "
+                 "repetitions the machine's CPU time (wall time x cores) and the shares of it "
+                 "the bench's own processes and every other process used:", "",
+             "| workload | load before | load after | steal | timed: machine CPU time | "
+             "bench's share | others' share |",
+             "|---|---|---|---|---|---|---|"]
+    for key, c in rows:
+        window = c.get("timedCpuSeconds")
+        lines.append(f"| {key} | {c.get('loadBefore', '-')} | {c.get('loadAfter', '-')} | "
+                     f"{_share(c.get('stealFraction'))} | "
+                     f"{'-' if window is None else _seconds(window)} | "
+                     f"{_share(c.get('ownCpuFraction'))} | "
+                     f"{_share(c.get('foreignCpuFraction'))} |")
     return lines
 
 
@@ -185,6 +218,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             + " | ".join(cells) + " |"
         )
     lines += _scaling(report, labels)
+    lines += _conditions(report)
     if report.get("aborted"):
         lines += ["", f"**The run stopped early: {report['aborted']}.**"]
     notes = _notes(report)

@@ -31,7 +31,7 @@ from ..adapters._subprocess import SubprocessAdapter
 from ..run._workspace import Sandbox
 from ._data import DataStore
 from ._floors import machine
-from ._quiet import between, sample, verdict
+from ._quiet import Sample, between, cpu_shares, sample, verdict
 from ._reads import (
     ContextBranched,
     InfoAudio,
@@ -138,6 +138,8 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
     impls = [_Impl(command, SubprocessAdapter(command, env=sandbox.adapter_env(os.environ),
                                                confine_to=sandbox.root))
              for command in config.impls]
+    # Before anything of the bench runs: the load others left is the verdict's load (_quiet).
+    load_before_run = sample().load1
     started = _now()
     began = time.perf_counter()
     show = _Progress(progress, len(workloads))
@@ -149,9 +151,9 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
             work = sandbox.root / "work" / workload.key
             before = sample()
             try:
-                result = _run_workload(workload, impls, store, work, config,
-                                       functools.partial(show, index))
-                result["conditions"] = between(before, sample())
+                result, timed = _run_workload(workload, impls, store, work, config,
+                                              functools.partial(show, index))
+                result["conditions"] = {**between(before, sample()), **cpu_shares(*timed)}
                 results.append(result)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
@@ -169,7 +171,8 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "contractVersion": contract_version(), "startedAt": started, "finishedAt": _now(),
         "durationSeconds": round(time.perf_counter() - began, 3),
         "scale": config.scale, "repeat": config.repeat, "timeoutSeconds": config.timeout,
-        "sizesMB": list(config.sizes), "machine": machine(store.root),
+        "sizesMB": list(config.sizes), "loadBeforeRun": load_before_run,
+        "machine": machine(store.root),
         "implementations": [_impl_json(impl) for impl in impls],
         "inputs": [item.manifest() for item in store.inputs.values()],
         "workloads": results, "aborted": aborted,
@@ -235,7 +238,10 @@ def _impl_json(impl: _Impl) -> dict[str, Any]:
 def _run_workload(
     workload: Workload, impls: list[_Impl], store: DataStore, work: Path, config: BenchConfig,
     show: Callable[[str], None],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], tuple[Sample, Sample]]:
+    """The workload's report entry, and the samples around its timed repetitions (floor and
+    implementations: the interval whose foreign CPU time says whether another process
+    competed; generating inputs, copies, probes and warm-ups are outside it)."""
     show(f"{workload.key}: preparing the inputs")
     prepared = workload.prepare(store)
     floor_state = workload.setup(prepared, work / "floor")
@@ -256,6 +262,7 @@ def _run_workload(
         if config.warmup:
             _repetition(workload, one, config.timeout, record=False)
     floor: list[float] = []
+    start = sample()
     for rep in range(1, config.repeat + 1):
         show(f"{workload.key}: floor, repetition {rep}/{config.repeat}")
         floor.append(workload.floor(prepared, floor_state))
@@ -263,7 +270,8 @@ def _run_workload(
             if one.outcome == "ok":
                 show(f"{workload.key}: {one.impl.label}, repetition {rep}/{config.repeat}")
             _repetition(workload, one, config.timeout, record=True)
-    return _workload_json(workload, prepared, floor, series)
+    end = sample()
+    return _workload_json(workload, prepared, floor, series), (start, end)
 
 
 def _repetition(

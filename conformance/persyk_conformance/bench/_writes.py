@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import shutil
 import time
 from pathlib import Path
@@ -58,6 +59,20 @@ def _last_id(file: Path) -> Any:
     return orjson.loads(tail[start:]).get("id")
 
 
+def _make_durable(file: Path) -> None:
+    """Sync a working copy and its directory before anything is timed. Otherwise the first
+    fsync of a timed repetition writes the whole fresh copy back: the floor, which has no
+    warm-up, paid it in its first repetition (recover-torn@1000MB: 0.44 s, then 0.5 ms twice,
+    a spread of 880x, in 2026-12-03-bench-evening.json), while the implementations had paid
+    it in their untimed probe and warm-up, so the floor measured work their figures did not."""
+    for path, flags in ((file, os.O_RDONLY), (file.parent, os.O_RDONLY | os.O_DIRECTORY)):
+        fd = os.open(path, flags)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 class Chain:
     """One implementation's (or the floor's) copy of a session and the records that continue it."""
 
@@ -66,6 +81,7 @@ class Chain:
         self.session = directory / "session"
         self.session.mkdir()
         shutil.copyfile(source / "session.jsonl", self.file)
+        _make_durable(self.file)
         self.parent = last
         self.count = 0
         self.repetition = 0  # operations in one repetition

@@ -111,7 +111,8 @@ workloads (--only takes these names, or globs over them):
 --sizes 10,100,1000 runs {scaling} at each size (MB, times --scale) for the cost-against-size
 plot. Exit status: 0 when every workload was timed or is unsupported; 1 when an implementation
 answered wrongly (invalid), timed out or failed; 2 for a usage problem; 4 with --publishable when
-the machine was not quiet (load above half the cores, CPU steal above 5%, or a floor whose
+the machine was not quiet (a load above half the cores before the run, other processes using
+more than 10% of the machine's CPU time during a workload, CPU steal above 5%, or a floor whose
 repetitions spread more than 1.3x): the reports are still written, marked NOT PUBLISHABLE.
 """
 
