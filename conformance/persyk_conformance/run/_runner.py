@@ -365,10 +365,9 @@ class Runner:
         """One step through the adapter, under its harness conditions: the result and the
         workspace just before it; None once ``verdict`` says why there is no result to judge.
 
-        ``previous`` is the workspace after the step before: the runner changed nothing since,
-        so it is this step's "before" unless the step prepares the workspace or holds a lock
-        (which may create the lock file). A write the adapter made after its reply to the step
-        before is then this step's change, where a second snapshot would have hidden it."""
+        ``previous``, the workspace after the step before, is this step's "before" unless the
+        step prepares the workspace or holds a lock (which may create the lock file); an
+        adapter's write after its previous reply is then this step's change, not unseen."""
         conditions = step.harness or {}
         reuse = None if conditions.get("prepare") or conditions.get("holdLock") else previous
         try:
