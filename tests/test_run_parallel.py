@@ -1,12 +1,17 @@
 """``run -j N`` (issue 26, point 1): a parallel run reports exactly what a serial run reports (the
-same order, outcomes, progress and verdict; only timings differ), an exclusive case runs with
-nothing beside it, and -j defaults to the CPUs this process may use.
+same order, outcomes, progress and verdict; only timings differ), an exclusive check runs with
+nothing beside it, a case that holds a lock or limits a resource runs apart from the others of
+its kind but beside ordinary cases, and -j defaults to the CPUs this process may use.
 
 Broken variants these tests catch: a scheduler that ignores exclusivity (``Board.take`` starting
-an exclusive job while others run) fails the two overlap tests; results handed on in
-completion order instead of plan order (``InOrder`` bypassed) fails the report and progress
-comparison, because the exclusive cases S-20x start first and so finish first; lanes that
-are threads only (no lane process, ``Lanes.spec`` None) fail the lane-process test.
+an exclusive job while others run) fails the exclusive overlap tests; one that ignores
+apartness (``_apart_running`` never set) fails the apart board test, the apart scheduler test
+and the apart case test; one that still runs apart cases alone (``plan_jobs`` marking them
+exclusive, the rule before) fails the apart case test's "ordinary beside" half and the apart
+board test; results handed on in completion order instead of plan order (``InOrder``
+bypassed) fails the report and progress comparison, because the apart cases S-20x start first
+and so finish first; lanes that are threads only (no lane process, ``Lanes.spec`` None) fail
+the lane-process test.
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ import json
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance._profiles import V1
+from persyk_conformance.cases._load import load_cases
 from persyk_conformance.cli import _run as run_command
 from persyk_conformance.cli import _run_jobs, main
 from persyk_conformance.cli._run import RunConfig, execute
@@ -31,7 +39,7 @@ from persyk_conformance.run import _parallel
 from persyk_conformance.run._parallel import Board, InOrder, Job, default_jobs, run_jobs
 
 FAKES = Path(__file__).resolve().parent / "fakes"
-# A few dozen fixture cases, among them exclusive ones (a held lock, lockTimeout: S-20x),
+# A few dozen fixture cases, among them apart ones (a held lock, lockTimeout: S-20x),
 # the generated canary H-001 and a cheap harness check (H-103, a cursor walk).
 SELECTION = ("G-00*", "G-01*", "R-00*", "S-00*", "S-20*", "H-001", "H-103")
 
@@ -69,10 +77,10 @@ def test_parallel_run_reports_what_the_serial_run_reports(
     assert parallel[what] == serial[what]
 
 
-def test_the_selection_holds_exclusive_cases_and_a_harness_check(
+def test_the_selection_holds_apart_cases_and_a_harness_check(
     serial_and_parallel: tuple[dict[str, str], dict[str, str]],
 ) -> None:
-    """What makes the comparison above able to fail: exclusive cases that start (and finish)
+    """What makes the comparison above able to fail: apart cases that start (and finish)
     before the cases planned ahead of them, and a harness check on a lane of its own."""
     ids = [case["id"] for case in json.loads(serial_and_parallel[0]["json"])["cases"]]
     assert len(ids) >= 30 and ids[-1] == "H-103" and "H-001" in ids
@@ -81,7 +89,7 @@ def test_the_selection_holds_exclusive_cases_and_a_harness_check(
     assert "H-103 running: " in serial_and_parallel[0]["progress"]
 
 
-# --- exclusive cases run alone -----------------------------------------------------------------
+# --- exclusive checks run alone, apart cases one at a time ------------------------------------
 
 
 def _case(root: Path, case_id: str, *, hold_lock: bool) -> None:
@@ -110,28 +118,40 @@ def _intervals(log: list[str]) -> dict[str, tuple[int, int]]:
     return spans
 
 
-def test_an_exclusive_case_never_overlaps_another(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_case_holding_a_lock_runs_beside_ordinary_cases_never_beside_another_such_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fixtures = tmp_path / "fixtures"
     for n in range(1, 13):
         _case(fixtures, f"G-{n:03d}", hold_lock=False)
-    exclusive = ("S-001", "S-002")
-    for case_id in exclusive:
+    apart = ("S-001", "S-002", "S-003")
+    for case_id in apart:
         _case(fixtures, case_id, hold_lock=True)
     log = tmp_path / "log"
     monkeypatch.setenv("PERSYK_FAKE_LOG", str(log))
     record = execute(RunConfig(impl=f"{sys.executable} {FAKES / 'logs_each_step.py'}",
                                fixtures=fixtures, harness=False, jobs=3, confine=False))
-    assert record.passed and len(record.results) == 14
+    assert record.passed and len(record.results) == 15
     lines = log.read_text().splitlines()
     spans = _intervals(lines)
-    for case_id in exclusive:
+    beside_any: set[str] = set()
+    for case_id in apart:
         first, last = spans[case_id]
         beside = {line.split()[1] for line in lines[first : last + 1]} - {case_id}
-        assert not beside, f"{case_id} ran beside {sorted(beside)}"
-    # And the others did run side by side: otherwise this test proves nothing of -j.
-    ordinary = sorted((span for case, span in spans.items() if case not in exclusive))
+        assert not beside & set(apart), f"{case_id} ran beside {sorted(beside & set(apart))}"
+        beside_any |= beside
+    # Ordinary cases ran beside them (the lanes did not idle through the lock waits) ...
+    assert beside_any, "every case holding a lock ran alone"
+    # ... and beside each other: otherwise this test proves nothing of -j.
+    ordinary = sorted((span for case, span in spans.items() if case not in apart))
     assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordinary))
+
+
+def test_a_case_is_apart_when_a_step_holds_a_lock_limits_the_file_size_or_sets_a_deadline(
+) -> None:
+    cases = {c.id: c for c in load_cases(None, V1)}
+    assert all(_parallel.case_is_apart(cases[i]) for i in ("S-200", "S-210", "S-959", "S-980"))
+    assert not any(_parallel.case_is_apart(cases[i]) for i in ("G-001", "S-312", "S-510"))
 
 
 def test_the_board_starts_an_exclusive_job_only_when_nothing_runs() -> None:
@@ -146,11 +166,23 @@ def test_the_board_starts_an_exclusive_job_only_when_nothing_runs() -> None:
     assert board.take() == jobs[2] and board.take() is None and board.empty
 
 
-def test_exclusive_jobs_start_first_then_the_longest() -> None:
-    jobs = [Job(0, "case", 0.005), Job(1, "lock", 0.005, exclusive=True),
+def test_the_board_starts_an_apart_job_beside_ordinary_ones_never_beside_another_apart_one(
+) -> None:
+    a1, a2, b, c = (Job(0, "a1", 1.0, apart=True), Job(1, "a2", 1.0, apart=True),
+                    Job(2, "b", 1.0), Job(3, "c", 1.0))
+    board = Board([a1, a2, b, c])
+    assert board.take() == a1
+    assert board.take() == b  # overtakes a2, which waits for a1
+    board.done(a1)
+    assert board.take() == a2  # first again once a1 is done: never starved
+    assert board.take() == c and board.take() is None and board.empty
+
+
+def test_exclusive_jobs_start_first_then_the_longest_apart_ones_first_among_equals() -> None:
+    jobs = [Job(0, "case", 0.005), Job(1, "lock", 0.005, apart=True),
             Job(2, "H-104", 15.0), Job(3, "H-150", 31.0), Job(4, "H-102", 3.0, exclusive=True)]
     assert [j.key for j in _parallel.start_order(jobs)] == [
-        "H-102", "lock", "H-150", "H-104", "case"]
+        "H-102", "H-150", "H-104", "lock", "case"]
 
 
 def test_results_are_handed_on_in_plan_order_whatever_order_they_finish_in() -> None:
@@ -189,6 +221,33 @@ def test_no_job_runs_beside_an_exclusive_one_on_many_lanes() -> None:
         if job.exclusive:
             assert not seen_beside.get(job.key), (job.key, seen_beside[job.key])
     assert any(seen_beside.get(job.key) for job in jobs if not job.exclusive)
+
+
+def test_no_apart_job_runs_beside_another_on_many_lanes() -> None:
+    """The scheduler's own guarantee, without adapters: what runs at each start."""
+    lock = threading.Lock()
+    running: list[Job] = []
+    apart_pairs: list[tuple[str, str]] = []
+    beside_ordinary = 0
+
+    def work(_lane: int, job: Job) -> str:
+        nonlocal beside_ordinary
+        with lock:
+            if job.apart:
+                apart_pairs.extend((other.key, job.key) for other in running if other.apart)
+                beside_ordinary += any(not other.apart for other in running)
+            running.append(job)
+        time.sleep(0.005)  # a moment in which others could start, if the board let them
+        with lock:
+            running.remove(job)
+        return job.key
+
+    jobs = [Job(n, f"j{n}", 1.0, apart=n % 3 == 0) for n in range(30)]
+    out: list[str] = []
+    run_jobs(jobs, 4, work, lambda _n, key: out.append(key))
+    assert out == [job.key for job in jobs]
+    assert not apart_pairs
+    assert beside_ordinary
 
 
 def test_timing_sensitive_harness_checks_are_exclusive() -> None:

@@ -19,7 +19,7 @@ from ..adapters._interface import Adapter
 from ..harness._registry import HarnessCheck, harness_results
 from ..run._lane_process import AdapterSpec, LaneDied, LaneProcess
 from ..run._outcomes import CaseResult
-from ..run._parallel import Job, case_is_exclusive, run_jobs
+from ..run._parallel import Job, case_is_apart, run_jobs
 from ..run._progress import ProgressLine
 from ..run._runner import Planned, Runner, RunOptions
 from ..run._shards import expected_cost
@@ -45,9 +45,9 @@ class JobSettings:
 
 def plan_jobs(cases: list[Planned], checks: list[HarnessCheck]) -> list[Job]:
     """The plan as jobs: the cases, then the harness checks, each with its expected cost and
-    whether it must run alone."""
-    jobs = [Job(n, p.case.id, expected_cost(p.case.id, p.case.kind), case_is_exclusive(p.case))
-            for n, p in enumerate(cases)]
+    whether it must run alone (a check) or apart (a case; run/_parallel.py, Rule 2)."""
+    jobs = [Job(n, p.case.id, expected_cost(p.case.id, p.case.kind),
+                apart=case_is_apart(p.case)) for n, p in enumerate(cases)]
     jobs += [Job(len(cases) + n, c.id, expected_cost(c.id, "write-harness"), c.exclusive)
              for n, c in enumerate(checks)]
     return jobs

@@ -5,12 +5,19 @@ Rule 1: a run's results, progress and exit status are a serial run's. Jobs start
 report, a progress line and a verdict never depend on which job finished first.
 
 Rule 2: an exclusive job runs alone. It starts only when nothing else runs, and nothing starts
-while it runs (:class:`Board`). A fixture case is exclusive when a step waits on a clock or
-limits a resource (:func:`case_is_exclusive`); a harness check says so in its registry row.
+while it runs (:class:`Board`); a harness check whose processes race says so in its registry
+row. An *apart* job runs beside ordinary jobs but never beside another apart job: a fixture
+case whose step waits on a clock or limits a resource (:func:`case_is_apart`). Its verdict
+cannot depend on a neighbour: the runner holds the lock for the whole step, the file size
+limit is the adapter process's own, each lane has its own sandbox; and its lock wait sleeps,
+so the other lanes keep the cores busy meanwhile (running such cases alone left a core idle
+for 5 s of a 10 s run at -j 2). One at a time keeps the sleeping lanes to one.
 
 Rule 3: longest first. Exclusive jobs go first (they hold the whole machine, so they are
 cheapest before the long checks start), then the rest by expected cost, most expensive first
-(run/_shards.expected_cost), ties in plan order: a list schedule by longest processing time.
+(run/_shards.expected_cost), apart jobs first among equal costs (their waits then overlap the
+others' work rather than the end of the run), then plan order: a list schedule by longest
+processing time.
 
 :class:`Board` and :class:`InOrder` are plain state; :func:`run_jobs` is the edge that drives
 them from ``lanes`` threads; a lane thread may hand its jobs on to a lane process of its own
@@ -29,12 +36,12 @@ from typing import Generic, TypeVar
 from ..cases._load import Case
 
 __all__ = [
-    "EXCLUSIVE_ARGS",
-    "EXCLUSIVE_CONDITIONS",
+    "APART_ARGS",
+    "APART_CONDITIONS",
     "Board",
     "InOrder",
     "Job",
-    "case_is_exclusive",
+    "case_is_apart",
     "default_jobs",
     "run_jobs",
     "start_order",
@@ -42,19 +49,20 @@ __all__ = [
 
 R = TypeVar("R")
 
-# The step conditions (docs/fixtures.md, "Harness conditions") whose outcome depends on time
-# or on a resource of the machine: a held lock is waited for until a deadline (APP-5, APP-6,
-# CAP-19), a file size limit (RLIMIT_FSIZE) gives a real EFBIG. Each makes its case exclusive.
-EXCLUSIVE_CONDITIONS: frozenset[str] = frozenset({"holdLock", "fileSizeLimit"})
+# The step conditions (docs/fixtures.md, "Harness conditions") that wait on a clock or limit a
+# resource: a held lock is waited for until a deadline (APP-5, APP-6, CAP-19), a file size
+# limit (RLIMIT_FSIZE) gives a real EFBIG. Each makes its case apart (Rule 2).
+APART_CONDITIONS: frozenset[str] = frozenset({"holdLock", "fileSizeLimit"})
 # Step arguments that set a deadline inside the implementation (lockTimeout, APP-5).
-EXCLUSIVE_ARGS: frozenset[str] = frozenset({"lockTimeout"})
+APART_ARGS: frozenset[str] = frozenset({"lockTimeout"})
 
 
-def case_is_exclusive(case: Case) -> bool:
-    """Whether a fixture case must run alone: derived from its manifest, which is the only way
-    a case can hold a lock, limit a file size or set a deadline."""
+def case_is_apart(case: Case) -> bool:
+    """Whether a fixture case runs apart from the others of its kind (Rule 2): derived from its
+    manifest, which is the only way a case can hold a lock, limit a file size or set a
+    deadline."""
     return any(
-        EXCLUSIVE_CONDITIONS & (step.harness or {}).keys() or EXCLUSIVE_ARGS & step.args.keys()
+        APART_CONDITIONS & (step.harness or {}).keys() or APART_ARGS & step.args.keys()
         for step in case.steps
     )
 
@@ -74,22 +82,27 @@ class Job:
     index: int
     key: str
     cost: float
-    exclusive: bool = False
+    exclusive: bool = False  # runs alone (Rule 2)
+    apart: bool = False  # never beside another apart job (Rule 2)
 
 
 def start_order(jobs: Sequence[Job]) -> list[Job]:
-    """Rule 3: exclusive jobs first, then longest first; ties in plan order."""
-    return sorted(jobs, key=lambda job: (not job.exclusive, -job.cost, job.index))
+    """Rule 3: exclusive jobs first, then longest first, apart ones first among equal costs;
+    then plan order."""
+    return sorted(jobs, key=lambda job: (not job.exclusive, -job.cost, not job.apart, job.index))
 
 
 class Board:
-    """Which job may start now (Rule 2). Strictly in start order: a job waits for the one before
-    it to start, so an exclusive job is never overtaken and never starved."""
+    """Which job may start now (Rule 2). In start order, with one exception: while an apart job
+    runs, a later ordinary job may overtake an apart job that waits (which is then first again
+    once the running one is done, so it is never starved). An exclusive job is never
+    overtaken."""
 
     def __init__(self, order: Sequence[Job]) -> None:
         self._pending = deque(order)
         self._running = 0
         self._exclusive_running = False
+        self._apart_running = False
 
     @property
     def empty(self) -> bool:
@@ -97,20 +110,26 @@ class Board:
 
     def take(self) -> Job | None:
         """The next job, now started; None while it has to wait (or when none is left)."""
-        if not self._pending or self._exclusive_running:
+        if self._exclusive_running:
             return None
-        head = self._pending[0]
-        if head.exclusive and self._running:
-            return None
-        self._pending.popleft()
-        self._running += 1
-        self._exclusive_running = head.exclusive
-        return head
+        for position, job in enumerate(self._pending):
+            if job.exclusive and self._running:
+                return None  # nothing behind an exclusive job starts before it
+            if job.apart and self._apart_running:
+                continue
+            del self._pending[position]
+            self._running += 1
+            self._exclusive_running = job.exclusive
+            self._apart_running = self._apart_running or job.apart
+            return job
+        return None
 
     def done(self, job: Job) -> None:
         self._running -= 1
         if job.exclusive:
             self._exclusive_running = False
+        if job.apart:
+            self._apart_running = False
 
     def drop(self) -> None:
         """Start nothing more (an interruption, a fault): what runs finishes."""

@@ -315,6 +315,7 @@ class Runner:
     def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
         case = planned.case
         results: list[Mapping[str, Any] | None] = []
+        after: Snapshot | None = None  # the workspace after the previous step
         for number, step in enumerate(case.steps, start=1):
             if not self._started and not self._ensure_started(verdict):
                 return  # the adapter killed after the previous step (crashAfter) did not restart
@@ -330,7 +331,7 @@ class Runner:
                 return
             conditions = step.harness or {}
             verdict.current = (number, step.op)  # where a bound is passed, if one is
-            performed = self._perform(planned, step, args, workspace, verdict, number)
+            performed = self._perform(planned, step, args, workspace, verdict, number, after)
             if performed is None:
                 return
             reply, before = performed
@@ -359,15 +360,21 @@ class Runner:
 
     def _perform(
         self, planned: Planned, step: Step, args: Mapping[str, Any], workspace: Path,
-        verdict: _Verdict, number: int,
+        verdict: _Verdict, number: int, previous: Snapshot | None = None,
     ) -> tuple[Result, Snapshot] | None:
         """One step through the adapter, under its harness conditions: the result and the
-        workspace just before it; None once ``verdict`` says why there is no result to judge."""
+        workspace just before it; None once ``verdict`` says why there is no result to judge.
+
+        ``previous``, the workspace after the step before, is this step's "before" unless the
+        step prepares the workspace or holds a lock (which may create the lock file); an
+        adapter's write after its previous reply is then this step's change, not unseen."""
         conditions = step.harness or {}
+        reuse = None if conditions.get("prepare") or conditions.get("holdLock") else previous
         try:
             prepare_workspace(workspace, conditions.get("prepare", ()))
             with held_lock(workspace, conditions.get("holdLock")):
-                before = snapshot(workspace, self.options.snapshot_limits)
+                before = (snapshot(workspace, self.options.snapshot_limits) if reuse is None
+                          else reuse)
                 limit = conditions.get("fileSizeLimit")
                 if limit is None:
                     reply = self.adapter.run(step.op, args, self.options.timeout)
