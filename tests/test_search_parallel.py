@@ -148,3 +148,31 @@ def _failing(run: tuple[int, ...]) -> list[int]:
 def test_a_failing_worker_fails_the_search_instead_of_hanging() -> None:
     with pytest.raises(RuntimeError, match="a search worker failed: ValueError"):
         list(ordered_map(_failing, iter([(1,), (2,)]), 2))
+
+
+def _pid_of_scanner(run: tuple[int, ...]) -> list[tuple[int, int]]:
+    return [(item, os.getpid()) for item in run]
+
+
+def test_ordered_map_scans_one_share_in_this_process_and_forks_the_others() -> None:
+    outcomes = list(ordered_map(_pid_of_scanner, iter([(i,) for i in range(9)]), 3))
+    assert [item for item, _ in outcomes] == list(range(9))
+    by_slot = [{pid for item, pid in outcomes if item % 3 == slot} for slot in range(3)]
+    # Run i goes to worker i % 3; the last share is this process's, the others two forks'.
+    assert by_slot[2] == {os.getpid()}
+    assert all(len(pids) == 1 and os.getpid() not in pids for pids in by_slot[:2])
+    assert len(by_slot[0] | by_slot[1]) == 2
+
+
+def _failing_here(run: tuple[int, ...]) -> list[int]:
+    if os.getpid() == _PARENT:
+        raise ValueError("a bug in the scan")
+    return list(run)
+
+
+_PARENT = os.getpid()
+
+
+def test_a_failing_share_of_this_process_fails_the_search_as_a_worker_does() -> None:
+    with pytest.raises(RuntimeError, match="a search worker failed: ValueError"):
+        list(ordered_map(_failing_here, iter([(1,), (2,)]), 2))

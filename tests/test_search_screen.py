@@ -16,6 +16,7 @@ from persyk_conformance.records import header, jsonl, text, user
 from persyk_session.operations import op_search
 from persyk_session.search import _discovery
 from persyk_session.search._textmatch import (
+    COMMON_STABLE,
     COMPOSES_WITH_PREVIOUS,
     FOLDS_TO_ASCII,
     ByteScreen,
@@ -50,6 +51,18 @@ def test_composes_with_previous_holds_every_second_character_of_class_zero() -> 
     assert seconds | hangul_vowels_and_trailers <= COMPOSES_WITH_PREVIOUS
 
 
+@pytest.mark.parametrize(("low", "high"), COMMON_STABLE,
+                         ids=[f"U+{low:04X}..U+{high:04X}" for low, high in COMMON_STABLE])
+def test_common_stable_ranges_hold_only_stable_code_points_of_nfc(low: int, high: int) -> None:
+    # The screen's one-scan check trusts these ranges as the per-character check would.
+    unstable = [
+        f"U+{c:04X}" for c in range(low, high + 1)
+        if unicodedata.combining(chr(c)) or unicodedata.normalize("NFC", chr(c)) != chr(c)
+        or chr(c) in COMPOSES_WITH_PREVIOUS
+    ]
+    assert unstable == []
+
+
 @pytest.mark.parametrize(
     ("query", "stored"),
     [
@@ -62,9 +75,13 @@ def test_composes_with_previous_holds_every_second_character_of_class_zero() -> 
         (";", "a\u037eb"),  # GREEK QUESTION MARK: NFC gives ;
         ("i", "\u0130"),  # folds to i + U+0307
         ("office", "o\ufb03ce"),  # the ffi ligature folds to ffi
+        ("strasse", "caf\u00e9 Stra\u00dfe \u6771\u4eac"),  # folds to ss, beside common ones
+        ("song", "\u017fong \u00e9"),  # LONG S (in COMMON_STABLE) folds to s
+        ("k", "caf\u00e9 \u212a \U0001f3a7"),  # KELVIN beside common characters
     ],
     ids=["escaped-first-letter", "escaped-inner-letter", "escaped-solidus", "escaped-quote",
-         "sharp-s", "kelvin", "greek-question-mark", "dotted-capital-i", "ligature"],
+         "sharp-s", "kelvin", "greek-question-mark", "dotted-capital-i", "ligature",
+         "sharp-s-among-common", "long-s-among-common", "kelvin-among-common"],
 )
 def test_screen_never_clears_a_line_whose_text_folds_to_the_query(
     query: str, stored: str

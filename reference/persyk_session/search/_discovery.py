@@ -272,14 +272,20 @@ class _TappedBuilder(IndexBuilder):
         self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
         offset: int,
     ) -> bool:
-        # The block lane, for lines the tap's byte screen cleared only: their records need
-        # no match (TextTap.record would only note where the last one lies).
+        # The block lane. Lines the tap's byte screen cleared need no match (TextTap.record
+        # would only note where the last one lies); lines it did not clear are matched from
+        # the bytes it screened, each parsed only if the screen cannot clear it alone (a
+        # second parse of the block through add_record, and its schema, cost several times
+        # the lane).
         end = offset + sum(lengths) + len(lengths)
-        if not self._tap.cleared(offset, end):
+        cleared = self._tap.cleared(offset, end)
+        if not (cleared or self._tap.holds(offset, end)) or not super().add_plain_messages(
+                ids, parents, lengths, line=line, offset=offset):
             return False
-        if not super().add_plain_messages(ids, parents, lengths, line=line, offset=offset):
-            return False
-        self._tap.last = (end - 1 - lengths[-1], lengths[-1])
+        if cleared:
+            self._tap.last = (end - 1 - lengths[-1], lengths[-1])
+        else:
+            self._tap.record_block(offset, lengths, line)
         return True
 
 

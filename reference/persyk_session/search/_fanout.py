@@ -99,34 +99,55 @@ def batches(
 def ordered_map(
     work: Callable[[tuple[T, ...]], list[R]], runs: Iterator[tuple[T, ...]], workers: int
 ) -> Iterator[R]:
-    """``work(run)`` for every run in forked worker processes, the outcomes in submission order.
+    """``work(run)`` for every run on ``workers`` processes, the outcomes in submission order.
 
-    Run ``i`` goes to worker ``i % workers``, which answers its runs in the order it got them,
-    so the parent reads the answers back in submission order, never in completion order. Each
-    worker has at most two runs outstanding. Plain pipes and ``os.fork``, no semaphores or
-    files: a confined adapter (Landlock, docs/runner-isolation.md) may create neither. Closing
-    the iterator early (a page is full) kills the workers; they only ever read.
+    This process is one of them: ``workers - 1`` are forked, and run ``i`` goes to worker
+    ``i % workers``, the last share being this process's own, scanned while the forked workers
+    scan theirs (a fork fewer, and no process idle waiting for answers). Each forked worker
+    answers its runs in the order it got them, so the answers are read back in submission
+    order, never in completion order. At most ``2 * workers`` runs are in flight, two per
+    forked worker. Plain pipes and ``os.fork``, no semaphores or files: a confined adapter
+    (Landlock, docs/runner-isolation.md) may create neither. Closing the iterator early (a
+    page is full) kills the workers; they only ever read.
     """
     for stream in (sys.stdout, sys.stderr):
         # A forked child starts with a copy of these buffers; nothing may be pending in them.
         if stream is not None:
             stream.flush()
     pool: list[_Worker] = []
-    for _ in range(workers):
+    for _ in range(workers - 1):
         pool.append(_Worker.start(work, pool))
-    pending: deque[_Worker] = deque()
+    pending: deque[_Worker | list[R]] = deque()
     try:
         for number, run in enumerate(runs):
-            worker = pool[number % workers]
-            worker.send(run)
-            pending.append(worker)
+            slot = number % workers
+            if slot < len(pool):
+                pool[slot].send(run)
+                pending.append(pool[slot])
+            else:
+                pending.append(_own_share(work, run))
             if len(pending) >= 2 * workers:
-                yield from pending.popleft().receive()
+                yield from _answer(pending.popleft())
         while pending:
-            yield from pending.popleft().receive()
+            yield from _answer(pending.popleft())
     finally:
         for worker in pool:
             worker.stop(kill=bool(pending))
+
+
+def _own_share(work: Callable[[tuple[T, ...]], list[R]], run: tuple[T, ...]) -> list[R]:
+    # A bug fails the search as it does in a forked worker (_serve), whoever scanned the run.
+    try:
+        return work(run)
+    except Exception as error:
+        raise RuntimeError(f"a search worker failed: {type(error).__name__}: {error}") from error
+
+
+def _answer(source: _Worker | list[R]) -> list[R]:
+    if isinstance(source, _Worker):
+        answer: list[R] = source.receive()
+        return answer
+    return source
 
 
 _LENGTH = struct.Struct("<Q")

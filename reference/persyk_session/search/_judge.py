@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from .._errors import Code, ContractError, Diagnostic
 from ..read._index import EntryMeta, SessionIndex
+from ..read._mode import parse_record
 from ..read._records import MAX_RECORD_BYTES
 from ._textmatch import ByteScreen, Query, excerpt, fold, is_blank, title_piece
 
@@ -218,6 +219,9 @@ class TextTap:
     _seen: int = 0  # bytes shown so far
     _open: bytes | None = b""  # the line still open after them; None when over the limit
     _clear: tuple[int, int] = (0, 0)  # the byte range of the latest lines the screen cleared
+    # Where the latest lines the screen did not clear start, and their bytes (at most a chunk
+    # and the line carried into it): what :meth:`record_block` matches line by line.
+    _held: tuple[int, bytes] | None = None
 
     def see(self, chunk: bytes) -> None:
         """Shown each chunk of the session's bytes, in order, before its records: the whole
@@ -237,13 +241,37 @@ class TextTap:
             lines, start = chunk[first:cut], base + first
         else:
             lines, start = self._open + chunk[:cut], base - len(self._open)
-        self._clear = (0, 0) if self.screen.may_hold(lines) else (start, base + cut)
+        if self.screen.may_hold(lines):
+            self._clear, self._held = (0, 0), (start, lines)
+        else:
+            self._clear, self._held = (start, base + cut), None
         self._open = chunk[cut:]
 
     def cleared(self, start: int, end: int) -> bool:
         """Whether the screen cleared the whole lines from byte ``start`` to ``end``."""
         low, high = self._clear
         return low <= start and end <= high
+
+    def holds(self, start: int, end: int) -> bool:
+        """Whether :meth:`record_block` can match the whole lines from byte ``start`` to
+        ``end``: they lie in the latest lines the screen did not clear."""
+        held = self._held
+        return held is not None and held[0] <= start and end <= held[0] + len(held[1])
+
+    def record_block(self, offset: int, lengths: list[int], line: int) -> None:
+        """:meth:`record` for the lines of a block validation proved whole (the block lane),
+        which :meth:`holds`: each line the screen cannot clear alone is parsed and matched,
+        the others need no parse (none of their strings can fold to hold the query)."""
+        assert self._held is not None and self.screen is not None
+        start, data = self._held
+        at = offset - start
+        may_hold = self.screen.may_hold
+        for number, length in enumerate(lengths, line):
+            piece = data[at:at + length]
+            if may_hold(piece):
+                self.record(parse_record(piece, line=number), start + at, length)
+            at += length + 1
+        self.last = (start + at - 1 - lengths[-1], lengths[-1])
 
     def record(self, obj: dict[str, Any], offset: int, length: int) -> None:
         # The hot path of search: one call per record of every session, so kept flat.

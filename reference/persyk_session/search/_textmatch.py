@@ -11,11 +11,13 @@ the ``regex`` module's ``\\X``).
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
+    "COMMON_STABLE",
     "EXCERPT_LIMIT",
     "FOLDS_TO_ASCII",
     "QUERY_LIMIT",
@@ -177,6 +179,18 @@ COMPOSES_WITH_PREVIOUS: Final = frozenset(
     )]
     + [chr(code) for code in range(0x1100, 0x1200)]  # the whole Hangul Jamo block
 )
+# Ranges of code points that are all stable code points of NFC (:func:`_stable`; recomputed by
+# tests/test_search_screen.py): the letters, punctuation, symbols, CJK, kana, Hangul syllables
+# and emoji most text above ASCII is made of. Lines whose characters above ASCII all lie here
+# need no character-by-character check; any other character takes that check.
+COMMON_STABLE: Final = (
+    (0xA0, 0x24F), (0x388, 0x3FF), (0x400, 0x482), (0x48A, 0x4FF), (0x2010, 0x2027),
+    (0x2030, 0x205E), (0x20A0, 0x20C0), (0x2190, 0x2328), (0x232B, 0x23FF), (0x2500, 0x27BF),
+    (0x3000, 0x3029), (0x3030, 0x303F), (0x3041, 0x3096), (0x30A1, 0x30FA), (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3), (0xFF01, 0xFF5E), (0x1F300, 0x1FAFF),
+)
+_OUTSIDE_COMMON_STABLE: Final = re.compile(
+    "[^" + "".join(f"{chr(low)}-{chr(high)}" for low, high in COMMON_STABLE) + "]")
 # What a JSON escape other than \uXXXX decodes to (RFC 8259 section 7).
 _ESCAPED: Final = frozenset('"\\/\b\f\n\r\t')
 _ASCII_BYTES: Final = bytes(range(0x80))
@@ -241,12 +255,24 @@ class ByteScreen:
         if not lines.isascii():
             # The characters above ASCII alone: UTF-8 gives them bytes of 0x80 and more only.
             try:
-                above = set(lines.translate(None, _ASCII_BYTES).decode())
+                above = lines.translate(None, _ASCII_BYTES).decode()
             except UnicodeDecodeError:
                 return True  # such a line is no record (REC-3): leave it to the exact path
-            for char in above:
-                if not _stable(char):
+            # One scan of C for the common case (every character in COMMON_STABLE, none to
+            # replace); set() of the characters costs a string per CJK character or emoji.
+            if _OUTSIDE_COMMON_STABLE.search(above) or any(c in above for c in self.folds):
+                folded = self._folded_above(lines, set(above))
+                if folded is None:
                     return True
-                if char in self.folds:
-                    lines = lines.replace(char.encode(), FOLDS_TO_ASCII[char].encode())
+                lines = folded
         return needle in lines.lower()
+
+    def _folded_above(self, lines: bytes, above: set[str]) -> bytes | None:
+        """``lines`` with the characters of :attr:`folds` replaced by their folding; None if
+        a character in ``above`` is not a stable code point of NFC."""
+        for char in above:
+            if not _stable(char):
+                return None
+            if char in self.folds:
+                lines = lines.replace(char.encode(), FOLDS_TO_ASCII[char].encode())
+        return lines
