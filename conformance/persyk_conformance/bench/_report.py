@@ -106,8 +106,8 @@ def _header(report: dict[str, Any]) -> list[str]:
         f"{', '.join(str(x) for x in m['loadAverage'])} at the end. Suite "
         f"{report['suiteVersion']}, contract {report['contractVersion']}; scale "
         f"{report['scale']:g}, {report['repeat']} timed repetitions (after one warm-up), "
-        f"interleaved across the implementations and the floor; {report['durationSeconds']:.0f} s "
-        "in all.",
+        f"interleaved across the implementations and the floor; each floor repetition the least "
+        f"of {report.get('floorRuns', 1)} run(s); {report['durationSeconds']:.0f} s in all.",
         "",
         "Each cell: the median time per unit, its ratio to the floor measured in the same run "
         "(median, and min-max of the repetitions), for the info workload the adapter's peak RSS. "

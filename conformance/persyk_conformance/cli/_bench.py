@@ -44,7 +44,7 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     only = tuple(name for group in args.only or () for name in group)
     config = BenchConfig(impls=impls, scale=args.scale, repeat=args.repeat, timeout=args.timeout,
                          only=only, sizes=args.sizes or (), data=args.data,
-                         warmup=not args.no_warmup)
+                         warmup=not args.no_warmup, floor_runs=args.floor_runs)
     try:
         chosen = workloads_for(config)
     except ValueError as exc:
@@ -137,6 +137,8 @@ def register(sub: SubParsers, command: Command) -> None:
                        help="multiply every workload's size (1: the published sizes; 0.01: CI)")
     bench.add_argument("--repeat", type=positive_int, default=3, metavar="N",
                        help="timed repetitions per implementation (default: 3)")
+    bench.add_argument("--floor-runs", type=positive_int, default=3, metavar="N",
+                       help="each floor repetition is the least of N runs (default: 3)")
     bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
                        help="deadline of one repetition of one workload (default: 600)")
     bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",

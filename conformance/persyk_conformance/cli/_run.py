@@ -51,7 +51,7 @@ from ..run._shards import Shard, expected_cost, partition
 from ..run._workspace import Sandbox
 from ._args import SELECTOR_HELP, positive_int, positive_number, profile_option, selector_options
 from ._commands import REFERENCE_ADAPTER, Command, SubParsers
-from ._run_jobs import JobSettings, Lanes, run_in_parallel
+from ._run_jobs import EarlyLanes, JobSettings, Lanes, run_in_parallel
 from ._status import UsageProblem, Verdict
 
 __all__ = ["Plan", "RunConfig", "cmd_run", "execute", "plan_cases", "register"]
@@ -174,7 +174,10 @@ def execute(
     of what it has, with ``aborted`` saying why; the sandbox is removed in every case.
     """
     sandbox = Sandbox.create()
+    early = _early_lanes(config)
+    runner: Runner | None = None
     try:
+        runner, command, mode = _early_runner(config, sandbox)
         plan = plan_cases(sandbox, config)
         expected: dict[str, str] = {}
         if config.expected_failures is not None:
@@ -182,21 +185,19 @@ def execute(
                 expected = load_expected_failures(config.expected_failures, plan.known)
             except ExpectedFailuresError as exc:
                 raise UsageProblem(str(exc)) from None
-        adapter, command, mode = _adapter(config, sandbox)
-        runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout),
-                        config.format_profile)
         progress = progress_line(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
         results: list[CaseResult] = []
         try:
-            aborted = _run_selected(config, sandbox, runner, expected, plan, progress, results)
+            aborted = _run_selected(config, sandbox, runner, expected, plan, progress, results,
+                                    early)
         except KeyboardInterrupt:
             aborted = INTERRUPTED
         except Exception as exc:  # a fault of the runner: report what the run has
             aborted = f"the runner failed: {type(exc).__name__}: {exc}"
         try:
-            hello = adapter.hello
+            hello = runner.adapter.hello
             implementation: dict[str, str] | None = hello.implementation.to_json()
             capabilities = tuple(sorted(hello.capabilities))
         except RuntimeError:  # the adapter never completed a handshake
@@ -220,12 +221,45 @@ def execute(
                 "selection": list(plan.selection)},
         )
     finally:
-        sandbox.remove()
+        _close_run(runner, early, sandbox)
+
+
+def _early_runner(
+    config: RunConfig, sandbox: Sandbox
+) -> tuple[Runner, tuple[str, ...] | None, str]:
+    """The run's Runner, its subprocess adapter already starting (while the cases load)."""
+    adapter, command, mode = _adapter(config, sandbox)
+    runner = Runner(adapter, sandbox, RunOptions(timeout=config.timeout), config.format_profile)
+    if mode == "subprocess":
+        runner.start_early()
+    return runner, command, mode
+
+
+def _close_run(runner: Runner | None, early: EarlyLanes | None, sandbox: Sandbox) -> None:
+    """What a run leaves, even after a usage error: the run's adapter (the run itself has
+    closed it, unless it never ran), the early lanes no lane took, the sandbox."""
+    try:
+        if runner is not None:
+            runner.close()
+    finally:
+        try:
+            if early is not None:
+                early.close()
+        finally:
+            sandbox.remove()
+
+
+def _early_lanes(config: RunConfig) -> EarlyLanes | None:
+    """The lane processes of a parallel run, started before its plan is made."""
+    if config.jobs <= 1 or config.in_process:
+        return None
+    return EarlyLanes(_adapter_spec(config), RunOptions(timeout=config.timeout),
+                      config.format_profile, config.jobs)
 
 
 def _run_selected(
     config: RunConfig, sandbox: Sandbox, runner: Runner, expected: dict[str, str], plan: Plan,
-    progress: ProgressLine | None, results: list[CaseResult],
+    progress: ProgressLine | None, results: list[CaseResult], early: EarlyLanes | None = None,
 ) -> str | None:
     """The plan on ``config.jobs`` lanes (cli/_run_jobs.py), or one item after the other.
 
@@ -238,7 +272,7 @@ def _run_selected(
         return _run_all(config, sandbox, runner, expected, plan, progress, results)
     lanes = Lanes(runner, lambda where: _adapter(config, where)[0], config.format_profile,
                   config.jobs, _adapter_spec(config))
-    lanes.start_processes(len(plan.cases) - 1)  # while the first case runs alone
+    lanes.start_processes(len(plan.cases) - 1, early)  # while the first case runs alone
     if plan.cases:
         first = plan.cases[0]
         try:

@@ -25,7 +25,7 @@ from ..run._runner import Planned, Runner, RunOptions
 from ..run._shards import expected_cost
 from ..run._workspace import Sandbox
 
-__all__ = ["Lanes", "plan_jobs", "run_in_parallel"]
+__all__ = ["EarlyLanes", "Lanes", "plan_jobs", "run_in_parallel"]
 
 MakeAdapter = Callable[[Sandbox], Adapter]
 # How long a lane process may take to start (a fresh interpreter importing the runner, on a
@@ -80,19 +80,28 @@ class Lanes:
                                         self.profile)
         return self.runners[lane]
 
-    def start_processes(self, cases: int) -> None:
+    def start_processes(self, cases: int, early: EarlyLanes | None = None) -> None:
         """Start the lane processes ``cases`` fixture cases can use (lane 0 is this process)
-        now, since each takes a while; ``ready`` waits for them."""
+        now, since each takes a while, taking those ``early`` started already; ``ready`` waits
+        for them."""
         if self.spec is not None:
             for lane in range(1, min(self.count, cases)):
+                process = early.take(lane) if early is not None else None
+                if process is not None:
+                    self.processes[lane] = process
+                    continue
                 try:
                     self.processes[lane] = LaneProcess(
                         self.spec, RunOptions(timeout=self.first.options.timeout), self.profile)
                 except OSError as error:  # no process to be had (a limit, a missing Python)
                     _falls_back(lane, f"could not start its process ({error.strerror})")
+        if early is not None:
+            early.close()  # the lanes this plan has no cases for
 
     def stop_processes(self) -> None:
         try:
+            for process in self.processes.values():
+                process.begin_close()  # all lanes stop at once, not one after the other
             for process in self.processes.values():
                 process.close()
         finally:
@@ -130,16 +139,46 @@ class Lanes:
 
     def close(self) -> None:
         """Stop every lane: a lane process finishes the case it runs first (its result is no
-        longer waited for after an interruption), then closes its adapter."""
+        longer waited for after an interruption), then closes its adapter, while this process
+        closes its own."""
+        for process in self.processes.values():
+            process.begin_close()
         try:
-            self.stop_processes()
+            for runner in (self.first, *self.runners.values()):
+                runner.close()
         finally:
             try:
-                for runner in (self.first, *self.runners.values()):
-                    runner.close()
+                self.stop_processes()
             finally:
                 for sandbox in self.sandboxes:
                     sandbox.remove()
+
+
+class EarlyLanes:
+    """Lane processes started before the plan is made (a fresh interpreter takes about 0.2 s to
+    import the runner, which then overlaps the loading of the cases); ``Lanes.start_processes``
+    takes those the plan needs, and ``close`` stops the rest (every one, on a usage error)."""
+
+    def __init__(self, spec: AdapterSpec, options: RunOptions, profile: Profile,
+                 count: int) -> None:
+        self._processes: dict[int, LaneProcess] = {}
+        for lane in range(1, count):
+            try:
+                self._processes[lane] = LaneProcess(spec, options, profile)
+            except OSError:  # start_processes tries again and says why
+                break
+
+    def take(self, lane: int) -> LaneProcess | None:
+        return self._processes.pop(lane, None)
+
+    def close(self) -> None:
+        try:
+            for process in self._processes.values():
+                process.begin_close()
+            for process in self._processes.values():
+                process.close()
+        finally:
+            self._processes.clear()
 
 
 def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],

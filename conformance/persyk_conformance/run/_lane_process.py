@@ -34,6 +34,7 @@ from multiprocessing.connection import Connection
 from types import FrameType
 
 from .._profiles import Profile
+from ..adapters._processes import wait_exit
 from ..adapters._subprocess import SubprocessAdapter
 from ._outcomes import CaseResult
 from ._runner import Planned, Runner, RunOptions
@@ -93,7 +94,10 @@ def serve_lane(requests: Connection, answers: Connection) -> None:
     runner = Runner(settings.adapter.start_in(sandbox), sandbox, settings.options,
                     settings.profile)
     try:
-        answers.send(_READY)  # the adapter starts with the first case, as a serial run's does
+        # The adapter starts now, while the parent plans and runs its first case; the lane's
+        # first case takes the start's outcome, as a serial run's first case does.
+        runner.start_early()
+        answers.send(_READY)
         while True:
             try:
                 request: _Request = requests.recv()
@@ -138,6 +142,7 @@ class LaneProcess:
         self._conn = Connection(from_lane, writable=False)
         self._deadline = options.timeout + STOP_GRACE_SECONDS
         self._sending = threading.Lock()
+        self._stopping = False
         self._send(_LaneSettings(adapter, options, profile))
 
     def _send(self, message: object) -> None:
@@ -165,15 +170,23 @@ class LaneProcess:
                            f"answer (exit status {self._process.poll()})") from None
         return answer
 
+    def begin_close(self) -> None:
+        """Tell the lane to stop after the case it runs, without waiting: the parent closes its
+        own adapter meanwhile, and ``close`` then waits for the lane."""
+        if not self._stopping:
+            self._stopping = True
+            with contextlib.suppress(OSError):
+                self._send(None)
+
     def close(self) -> None:
         """Let the running case finish, then stop the lane; past the grace, terminate it."""
-        with contextlib.suppress(OSError):
-            self._send(None)
+        self.begin_close()
         for stop in (None, self._process.terminate, self._process.kill):
             if stop is not None:
                 stop()  # SIGTERM first: the lane still closes its adapter (Rule 2)
             try:
-                self._process.wait(self._deadline if stop is None else STOP_GRACE_SECONDS)
+                # woken the moment the lane exits (Popen.wait polls, sleeping up to 50 ms)
+                wait_exit(self._process, self._deadline if stop is None else STOP_GRACE_SECONDS)
                 break
             except subprocess.TimeoutExpired:
                 continue

@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -182,6 +183,34 @@ class _Verdict:
         self.mismatches.extend(problems)
 
 
+# What a failed start of the adapter may raise: the case that started it is an error.
+START_FAILURES = (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation)
+
+
+class _EarlyStart:
+    """``stderr_begin`` and ``start`` of an adapter in a thread of their own; ``outcome`` waits
+    for them and raises what the start raised (its stderr window is still open, as after a
+    start in the caller's thread)."""
+
+    def __init__(self, adapter: Adapter, deadline: float) -> None:
+        self._adapter, self._deadline = adapter, deadline
+        self._raised: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        self._adapter.stderr_begin({})
+        try:
+            self._adapter.start(self._deadline)
+        except BaseException as exc:  # handed to the thread that takes the outcome
+            self._raised = exc
+
+    def outcome(self) -> None:
+        self._thread.join()
+        if self._raised is not None:
+            raise self._raised
+
+
 class Runner:
     def __init__(
         self,
@@ -195,6 +224,7 @@ class Runner:
         self.sandbox = sandbox
         self.options = options or RunOptions()
         self._started = False
+        self._early: _EarlyStart | None = None
         self._start_failures = 0
         self._start_timeouts = 0
         self._timeouts = 0
@@ -202,6 +232,13 @@ class Runner:
         self.gave_up: str | None = None
         # Every result so far, so that a run that fails half-way still reports what it has.
         self.results: list[CaseResult] = []
+
+    def start_early(self) -> None:
+        """Start the adapter in a thread now, so that its start overlaps what the caller does
+        meanwhile (loading the cases); the next case takes the start's outcome exactly as if
+        it had started the adapter itself, its failure included."""
+        if self._early is None and not self._started:
+            self._early = _EarlyStart(self.adapter, self.options.start_deadline)
 
     def start(self) -> None:
         """Start the adapter now (otherwise the first case does), raising on failure."""
@@ -225,6 +262,10 @@ class Runner:
         return results
 
     def close(self) -> None:
+        if self._early is not None:
+            with contextlib.suppress(Exception):
+                self._early.outcome()  # the start ends before the adapter is closed
+            self._early = None
         self.adapter.close()
 
     def run_case(self, planned: Planned) -> CaseResult:
@@ -272,10 +313,14 @@ class Runner:
     def _ensure_started(self, verdict: _Verdict) -> bool:
         if self._started and self.adapter.alive:
             return True
-        self.adapter.stderr_begin({})
+        early, self._early = self._early, None
         try:
-            self.adapter.start(self.options.start_deadline)
-        except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
+            if early is not None:
+                early.outcome()
+            else:
+                self.adapter.stderr_begin({})
+                self.adapter.start(self.options.start_deadline)
+        except START_FAILURES as exc:
             # An adapter that never started gave no verdict on any case: error, whatever broke.
             verdict.set(Outcome.ERROR, f"the adapter did not start: {exc}")
             timed_out = isinstance(exc, AdapterTimedOut)

@@ -196,7 +196,7 @@ def snapshot(
     state: Snapshot = {}
     if not _is_real_dir(root):
         return state
-    stack: list[tuple[Path, str, int]] = [(root, "", 0)]
+    stack: list[tuple[str | Path, str, int]] = [(root, "", 0)]
     while stack:
         directory, prefix, depth = stack.pop()
         try:
@@ -210,14 +210,29 @@ def snapshot(
             if rel == skip:
                 continue
             budget.entry(rel)
-            path = Path(entry.path)
-            state[rel] = snapshot_file(path, budget) or "vanished"
+            state[rel] = _entry_state(entry, budget)
             if state[rel] == "dir":
                 if depth + 1 >= bounds.depth:
                     raise SnapshotTooLarge(
                         f"more than {bounds.depth} levels of directories ({_short(rel)})")
-                stack.append((path, rel + "/", depth + 1))
+                stack.append((entry.path, rel + "/", depth + 1))
     return state
+
+
+def _entry_state(entry: os.DirEntry[str], budget: _Budget) -> str:
+    """What ``snapshot_file`` says of a listed entry, its type taken from the listing: a
+    directory or a link costs no ``lstat``, a regular file an open, an fstat and its reads (the
+    runner snapshots a workspace between steps, thousands of times a run)."""
+    if entry.is_symlink():
+        try:
+            return f"link:{os.readlink(entry.path)}"
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    if entry.is_file(follow_symlinks=False):
+        return _hash_regular(entry.path, budget) or "vanished"
+    return snapshot_file(entry.path, budget) or "vanished"  # special, or of unknown type
 
 
 class _Budget:
@@ -233,12 +248,12 @@ class _Budget:
             raise SnapshotTooLarge(f"more than {self.limits.entries} entries ({_short(rel)})")
         self.time(rel)
 
-    def add_bytes(self, size: int, path: Path) -> None:
+    def add_bytes(self, size: int, path: str | Path) -> None:
         self.bytes += size
         if self.bytes > self.limits.bytes:
             raise SnapshotTooLarge(
-                f"more than {self.limits.bytes} bytes of files ({_short(path.name)}: "
-                f"{size} bytes)")
+                f"more than {self.limits.bytes} bytes of files "
+                f"({_short(os.path.basename(path))}: {size} bytes)")
 
     def time(self, rel: str) -> None:
         if time.monotonic() > self.deadline:
@@ -409,7 +424,7 @@ def _read_head(path: Path, size: int) -> bytes:
         return handle.read(size)
 
 
-def snapshot_file(path: Path, budget: _Budget | None = None) -> str | None:
+def snapshot_file(path: str | Path, budget: _Budget | None = None) -> str | None:
     """The state of one path (None: absent), without following a symlink.
 
     Only regular files are opened, and with O_NONBLOCK, and hashed in chunks: an adapter that
@@ -431,22 +446,40 @@ def snapshot_file(path: Path, budget: _Budget | None = None) -> str | None:
         return "dir"
     if not stat.S_ISREG(info.st_mode):
         return f"special:{stat.S_IFMT(info.st_mode):o}"
-    if budget is None:
-        budget = _Budget(SnapshotLimits())
-    budget.add_bytes(info.st_size, path)
-    digest = hashlib.sha256()
+    return _hash_regular(path, budget)
+
+
+def _hash_regular(path: str | Path, budget: _Budget | None) -> str | None:
+    """``file:`` and the SHA-256 of a path that was a regular file when it was looked at; what
+    is there when it is opened decides (fstat before any read), so a FIFO or a directory
+    swapped in meanwhile is reported as itself, never read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            read = 0
-            while chunk := f.read(1 << 20):
-                read += len(chunk)
-                if read > info.st_size:  # it grows while we read: count the bytes too
-                    budget.add_bytes(len(chunk), path)
-                budget.time(path.name)
-                digest.update(chunk)
-    except OSError as exc:  # unreadable, or swapped for something else: still a difference
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # unreadable, or swapped for a link: still a difference
         return f"unreadable:{exc.errno}"
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return "dir"
+        if not stat.S_ISREG(info.st_mode):
+            return f"special:{stat.S_IFMT(info.st_mode):o}"
+        if budget is None:
+            budget = _Budget(SnapshotLimits())
+        budget.add_bytes(info.st_size, path)
+        digest = hashlib.sha256()
+        read = 0
+        while chunk := os.read(fd, 1 << 20):
+            read += len(chunk)
+            if read > info.st_size:  # it grows while we read: count the bytes too
+                budget.add_bytes(len(chunk), path)
+            budget.time(os.path.basename(path))
+            digest.update(chunk)
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+    finally:
+        os.close(fd)
     return "file:" + digest.hexdigest()
 
 
