@@ -265,6 +265,9 @@ def _run_workload(
                         record=False, probe=work / f"probe{number}")
         if config.warmup:
             _repetition(workload, one, config.timeout, record=False)
+    if config.warmup:  # the floor too: its first run must not pay what warm-ups paid
+        show(f"{workload.key}: floor warm-up")
+        workload.floor(prepared, floor_state)
     floor: list[float] = []
     runs: list[list[float]] = []
     start = sample()
