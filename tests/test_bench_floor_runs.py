@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from persyk_conformance.bench import _run
+from persyk_conformance.bench._floors import read_tail_record
 from persyk_conformance.bench._reads import ValidateShort
 from persyk_conformance.cli import main
 
@@ -55,3 +56,17 @@ def test_one_floor_run_per_repetition_is_the_old_measurement(
     (workload,) = json.loads(report.read_text("utf-8"))["workloads"]
     assert workload["floor"]["seconds"] == [2.0, 1.0]
     assert _run.BenchConfig(impls=()).floor_runs == 3  # the default
+
+
+@pytest.mark.parametrize("body", [10, 5000, 70_000], ids=["short", "past-4KiB", "past-64KiB"])
+def test_the_retry_floor_finds_the_last_record_whatever_its_length(
+    tmp_path: Path, body: int,
+) -> None:
+    # read_tail_record reads the last 4 KiB and four times more while they hold no earlier
+    # line end: a record longer than each window is still read whole, and compared.
+    last = {"type": "message", "id": "e2", "text": "y" * body}
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(b'{"type":"session"}\n' + json.dumps({"id": "e1"}).encode() + b"\n"
+                        + json.dumps(last).encode() + b"\n")
+    assert read_tail_record(session, last)
+    assert not read_tail_record(session, {**last, "text": "z"})
