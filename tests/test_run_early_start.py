@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,26 @@ def test_a_usage_error_leaves_no_lane_process_and_no_adapter_running(
         execute(RunConfig(only=("NO-SUCH-CASE",), harness=False, jobs=2))
     assert lanes and all(lane._process.poll() is not None for lane in lanes)
     assert all(not adapter.alive for adapter in adapters)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_run_of_harness_checks_only_waits_for_the_early_start_never_starts_twice(
+    monkeypatch: pytest.MonkeyPatch, jobs: int,
+) -> None:
+    # Such a run greets the adapter before its checks; the early start, still in its thread
+    # (made slow here, as on a loaded machine), must be that greeting, not a second start on
+    # the same adapter (which killed the first one half-way: every check an error).
+    starts: list[int] = []
+    real_start = _subprocess.SubprocessAdapter.start
+
+    def slow_start(self: _subprocess.SubprocessAdapter, timeout: float = 10.0) -> Any:
+        starts.append(1)
+        time.sleep(0.5)
+        return real_start(self, timeout)
+
+    monkeypatch.setattr(_subprocess.SubprocessAdapter, "start", slow_start)
+    impl = f"{sys.executable} {FAKES / 'accept_everything.py'}"
+    record = execute(RunConfig(impl=impl, only=("H-101", "H-103"), jobs=jobs))
+    assert {r.id: str(r.outcome) for r in record.results} == {
+        "H-101": "unsupported", "H-103": "unsupported"}
+    assert len(starts) == 1

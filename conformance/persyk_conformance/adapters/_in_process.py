@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -105,6 +105,9 @@ class InProcessAdapter:
         # Through the wire format and the same schema checks as a subprocess reply, so the fast
         # path cannot pass a result the protocol would reject.
         return decode_reply(dumps_line({"seq": 0, **body}), seq=0, op=op, profile=self.profile)
+
+    def prepare_file_size_limits(self, limits: Sequence[int], timeout: float) -> None:
+        pass  # a fork costs nothing worth starting early
 
     def run_with_file_size_limit(
         self, op: str, args: Mapping[str, Any], timeout: float, limit: int

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import resource
 import signal
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .._protocol import Hello, Reply
@@ -20,6 +21,7 @@ __all__ = [
     "Adapter",
     "AdapterCrashed",
     "AdapterTimedOut",
+    "StartInBackground",
     "StderrSeen",
     "StrictModeViolation",
     "file_size_limiter",
@@ -52,6 +54,10 @@ class Adapter(Protocol):
         self, op: str, args: Mapping[str, Any], timeout: float, limit: int
     ) -> Reply: ...
 
+    def prepare_file_size_limits(self, limits: Sequence[int], timeout: float) -> None:
+        """The case's steps will run with these file size limits, in this order: an adapter
+        may get ready for them now (``end_case`` drops what was not used)."""
+
     def stderr_begin(self, canaries: Mapping[str, str]) -> None: ...
 
     def stderr_end(self) -> StderrSeen: ...
@@ -64,6 +70,32 @@ class Adapter(Protocol):
     def close(self) -> None: ...
 
     def kill(self) -> None: ...
+
+
+class StartInBackground:
+    """``adapter.start(timeout)`` in a thread of its own, ``before`` called first in it;
+    ``outcome`` waits for both and raises what they raised, so the caller meets a failed start
+    exactly where it would have started the adapter itself."""
+
+    def __init__(self, adapter: Adapter, timeout: float,
+                 before: Callable[[], None] | None = None) -> None:
+        self._adapter, self._timeout, self._before = adapter, timeout, before
+        self._raised: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        try:
+            if self._before is not None:
+                self._before()
+            self._adapter.start(self._timeout)
+        except BaseException as exc:  # handed to the thread that takes the outcome
+            self._raised = exc
+
+    def outcome(self) -> None:
+        self._thread.join()
+        if self._raised is not None:
+            raise self._raised
 
 
 def file_size_limiter(limit: int) -> Callable[[], None]:

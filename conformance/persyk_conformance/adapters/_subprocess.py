@@ -37,6 +37,7 @@ from .._protocol import (
 from ._interface import (
     AdapterCrashed,
     AdapterTimedOut,
+    StartInBackground,
     StrictModeViolation,
     file_size_limiter,
 )
@@ -107,6 +108,8 @@ class SubprocessAdapter:
         self._hello: Hello | None = None
         self._watch = _stderr if _stderr is not None else StderrWatch()
         self.starts = 0  # processes started so far (tests count them)
+        # One-shot adapters started ahead of the steps that need them: (limit, adapter, start).
+        self._prepared: list[tuple[int, SubprocessAdapter, StartInBackground]] = []
         # Seconds from the last request's first byte to its reply line, decoding and schema
         # checks excluded: what `persyk-conformance bench` times.
         self.last_round_trip = 0.0
@@ -217,6 +220,14 @@ class SubprocessAdapter:
         except NotJson as exc:
             raise AdapterCrashed(str(exc)) from None
 
+    def prepare_file_size_limits(self, limits: Sequence[int], timeout: float) -> None:
+        """Start the one-shot adapters of the case's ``fileSizeLimit`` steps now, each in a
+        thread: a start (about 0.1 s of an interpreter) then overlaps the steps before it.
+        ``run_with_file_size_limit`` takes them in order; ``end_case`` closes those left."""
+        for limit in limits:
+            one_shot = self._one_shot(limit)
+            self._prepared.append((limit, one_shot, StartInBackground(one_shot, timeout)))
+
     def run_with_file_size_limit(
         self, op: str, args: Mapping[str, Any], timeout: float, limit: int
     ) -> Reply:
@@ -224,8 +235,25 @@ class SubprocessAdapter:
 
         A limit must be set before the process starts, so the long-lived adapter cannot be
         reused; its stderr is read into the same window so the runner still sees every byte.
+        A one-shot prepared for this limit is used (its failed start raises here, as a start
+        made now would).
         """
-        one_shot = SubprocessAdapter(
+        prepared = next((p for p in self._prepared if p[0] == limit), None)
+        try:
+            if prepared is None:
+                one_shot = self._one_shot(limit)
+                one_shot.start(timeout)
+            else:
+                self._prepared.remove(prepared)
+                one_shot = prepared[1]
+                prepared[2].outcome()
+            return one_shot.run(op, args, timeout)
+        finally:
+            one_shot.close()
+            self.starts += one_shot.starts
+
+    def _one_shot(self, limit: int) -> SubprocessAdapter:
+        return SubprocessAdapter(
             self._argv,
             env=self._env,
             cwd=self._cwd,
@@ -235,10 +263,13 @@ class SubprocessAdapter:
             confine_to=self._confine_to,
             _stderr=self._watch,
         )
-        try:
-            one_shot.start(timeout)
-            return one_shot.run(op, args, timeout)
-        finally:
+
+    def _drop_prepared(self) -> None:
+        """Close the one-shots no step took (the case ended before them)."""
+        while self._prepared:
+            _, one_shot, starting = self._prepared.pop()
+            with contextlib.suppress(Exception):
+                starting.outcome()
             one_shot.close()
             self.starts += one_shot.starts
 
@@ -273,11 +304,13 @@ class SubprocessAdapter:
 
     def end_case(self) -> None:
         """Kill what the adapter left running outside its own session during the case."""
+        self._drop_prepared()
         if self._owner is not None:
             self._owner.kill_escaped()
 
     def close(self) -> None:
         """Say stop and let the adapter exit; then kill whatever of it is left."""
+        self._drop_prepared()
         proc = self._proc
         if proc is None:
             return

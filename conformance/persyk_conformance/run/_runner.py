@@ -20,7 +20,6 @@ import fcntl
 import json
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,13 @@ from typing import Any
 from .._excerpt import excerpt, excerpts
 from .._profiles import V1, Profile
 from .._protocol import Internal, ProtocolViolation, Result, Unsupported, dumps_line
-from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut, StrictModeViolation
+from ..adapters._interface import (
+    Adapter,
+    AdapterCrashed,
+    AdapterTimedOut,
+    StartInBackground,
+    StrictModeViolation,
+)
 from ..cases._explain import case_folder, expectation_lines
 from ..cases._load import Case, Step
 from ..cases._match import match
@@ -187,30 +192,6 @@ class _Verdict:
 START_FAILURES = (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation)
 
 
-class _EarlyStart:
-    """``stderr_begin`` and ``start`` of an adapter in a thread of their own; ``outcome`` waits
-    for them and raises what the start raised (its stderr window is still open, as after a
-    start in the caller's thread)."""
-
-    def __init__(self, adapter: Adapter, deadline: float) -> None:
-        self._adapter, self._deadline = adapter, deadline
-        self._raised: BaseException | None = None
-        self._thread = threading.Thread(target=self._start, daemon=True)
-        self._thread.start()
-
-    def _start(self) -> None:
-        self._adapter.stderr_begin({})
-        try:
-            self._adapter.start(self._deadline)
-        except BaseException as exc:  # handed to the thread that takes the outcome
-            self._raised = exc
-
-    def outcome(self) -> None:
-        self._thread.join()
-        if self._raised is not None:
-            raise self._raised
-
-
 class Runner:
     def __init__(
         self,
@@ -224,7 +205,7 @@ class Runner:
         self.sandbox = sandbox
         self.options = options or RunOptions()
         self._started = False
-        self._early: _EarlyStart | None = None
+        self._early: StartInBackground | None = None
         self._start_failures = 0
         self._start_timeouts = 0
         self._timeouts = 0
@@ -238,11 +219,17 @@ class Runner:
         meanwhile (loading the cases); the next case takes the start's outcome exactly as if
         it had started the adapter itself, its failure included."""
         if self._early is None and not self._started:
-            self._early = _EarlyStart(self.adapter, self.options.start_deadline)
+            self._early = StartInBackground(self.adapter, self.options.start_deadline,
+                                            before=lambda: self.adapter.stderr_begin({}))
 
     def start(self) -> None:
-        """Start the adapter now (otherwise the first case does), raising on failure."""
-        self.adapter.start(self.options.start_deadline)
+        """Start the adapter now (otherwise the first case does), raising on failure; a start
+        begun by ``start_early`` is waited for, never made twice."""
+        early, self._early = self._early, None
+        if early is not None:
+            early.outcome()
+        else:
+            self.adapter.start(self.options.start_deadline)
         self._started = True
 
     def run(
@@ -386,6 +373,10 @@ class Runner:
 
     def _run_steps(self, planned: Planned, workspace: Path, verdict: _Verdict) -> None:
         case = planned.case
+        limits = [int(step.harness["fileSizeLimit"]) for step in case.steps
+                  if step.harness and step.harness.get("fileSizeLimit") is not None]
+        if limits:  # their one-shot adapters start while the steps before them run
+            self.adapter.prepare_file_size_limits(limits, self.options.timeout)
         results: list[Mapping[str, Any] | None] = []
         after: Snapshot | None = None  # the workspace after the previous step
         for number, step in enumerate(case.steps, start=1):
