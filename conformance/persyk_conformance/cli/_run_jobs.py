@@ -99,13 +99,7 @@ class Lanes:
             early.close()  # the lanes this plan has no cases for
 
     def stop_processes(self) -> None:
-        try:
-            for process in self.processes.values():
-                process.begin_close()  # all lanes stop at once, not one after the other
-            for process in self.processes.values():
-                process.close()
-        finally:
-            self.processes.clear()
+        _close_all(self.processes)
 
     def ready(self) -> None:
         """Wait for the lane processes; one that does not come up is closed and its lane runs
@@ -172,13 +166,18 @@ class EarlyLanes:
         return self._processes.pop(lane, None)
 
     def close(self) -> None:
-        try:
-            for process in self._processes.values():
-                process.begin_close()
-            for process in self._processes.values():
-                process.close()
-        finally:
-            self._processes.clear()
+        _close_all(self._processes)
+
+
+def _close_all(processes: dict[int, LaneProcess]) -> None:
+    """Stop lane processes all at once, not one after the other, and forget them."""
+    try:
+        for process in processes.values():
+            process.begin_close()
+        for process in processes.values():
+            process.close()
+    finally:
+        processes.clear()
 
 
 def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],

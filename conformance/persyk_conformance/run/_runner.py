@@ -225,12 +225,17 @@ class Runner:
     def start(self) -> None:
         """Start the adapter now (otherwise the first case does), raising on failure; a start
         begun by ``start_early`` is waited for, never made twice."""
+        self._start_now()
+        self._started = True
+
+    def _start_now(self) -> None:
+        """The adapter's start: the one ``start_early`` began, else one made now."""
         early, self._early = self._early, None
         if early is not None:
             early.outcome()
         else:
+            self.adapter.stderr_begin({})
             self.adapter.start(self.options.start_deadline)
-        self._started = True
 
     def run(
         self,
@@ -300,13 +305,8 @@ class Runner:
     def _ensure_started(self, verdict: _Verdict) -> bool:
         if self._started and self.adapter.alive:
             return True
-        early, self._early = self._early, None
         try:
-            if early is not None:
-                early.outcome()
-            else:
-                self.adapter.stderr_begin({})
-                self.adapter.start(self.options.start_deadline)
+            self._start_now()
         except START_FAILURES as exc:
             # An adapter that never started gave no verdict on any case: error, whatever broke.
             verdict.set(Outcome.ERROR, f"the adapter did not start: {exc}")

@@ -224,10 +224,7 @@ def _entry_state(entry: os.DirEntry[str], budget: _Budget) -> str:
     directory or a link costs no ``lstat``, a regular file an open, an fstat and its reads (the
     runner snapshots a workspace between steps, thousands of times a run)."""
     if entry.is_symlink():
-        try:
-            return f"link:{os.readlink(entry.path)}"
-        except OSError as exc:
-            return f"unreadable:{exc.errno}"
+        return _link_state(entry.path)
     if entry.is_dir(follow_symlinks=False):
         return "dir"
     if entry.is_file(follow_symlinks=False):
@@ -438,15 +435,19 @@ def snapshot_file(path: str | Path, budget: _Budget | None = None) -> str | None
     except OSError as exc:
         return f"unreadable:{exc.errno}"
     if stat.S_ISLNK(info.st_mode):
-        try:
-            return f"link:{os.readlink(path)}"
-        except OSError as exc:
-            return f"unreadable:{exc.errno}"
+        return _link_state(path)
     if stat.S_ISDIR(info.st_mode):
         return "dir"
     if not stat.S_ISREG(info.st_mode):
         return f"special:{stat.S_IFMT(info.st_mode):o}"
     return _hash_regular(path, budget)
+
+
+def _link_state(path: str | Path) -> str:
+    try:
+        return f"link:{os.readlink(path)}"
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
 
 
 def _hash_regular(path: str | Path, budget: _Budget | None) -> str | None:
