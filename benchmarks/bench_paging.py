@@ -3,8 +3,8 @@
 Run: ``.venv/bin/python -m pytest benchmarks/bench_paging.py --benchmark-only``.
 Sizes: PERSYK_BENCH_WALK_ENTRIES (comma-separated, default ``5000,10000,20000``). Each size is its
 own group, whose floor is parsing the same file's lines with orjson once (the least any reader
-must do: the contract validates the whole session before projecting anything, CTX-20). Target
-(issue 27, point 1): the walk grows linearly with the session, so its ratio to the floor stays
+must do: the contract validates the whole session before projecting anything, CTX-20). Target:
+the walk grows linearly with the session, so its ratio to the floor stays
 flat across sizes. ``cached`` is a long-lived reader (one ``ReadCache`` per walk, as the adapter
 process keeps one: it validates the file once); ``validating`` is the readable twin that
 validates the whole file for every page (O(N^2 / P), shown for comparison). The bytes validated

@@ -2,8 +2,8 @@
 
 Run: ``.venv/bin/python -m pytest benchmarks/bench_read.py --benchmark-only``.
 Sizes: PERSYK_BENCH_VALIDATE_MB (default 100; also the size of the large-record session),
-PERSYK_BENCH_CONTEXT_ENTRIES (default 100000), PERSYK_BENCH_OPEN_MB (default 1024). Targets
-(issue 3): validation at most 2x bare orjson parsing; opening 1 GB of audio-heavy records under
+PERSYK_BENCH_CONTEXT_ENTRIES (default 100000), PERSYK_BENCH_OPEN_MB (default 1024). Targets:
+validation at most 2x bare orjson parsing; opening 1 GB of audio-heavy records under
 100 MB peak RSS. docs/performance-read.md records where the read path's time goes.
 """
 
@@ -110,7 +110,7 @@ def _context_two_pass(directory: Path) -> dict[str, Any]:
 
 @pytest.mark.benchmark(group="context")
 def test_context_two_pass_twin_branched(benchmark: Any, branched_dir: Path) -> None:
-    # Issue 27: the one-pass projection above against the two passes it replaced.
+    # The one-pass projection above against the two passes it replaced.
     result = benchmark.pedantic(_context_two_pass, args=(branched_dir,), rounds=3)
     assert result == op_context({"session": str(branched_dir)})
 

@@ -5,14 +5,14 @@
 Group ``run-jobs``: the README's main job (the reference through its subprocess adapter, the
 harness included) on a small selection of fixture cases and cheap harness checks; the floor is
 ``-j 1``, the other benchmark the default ``-j`` (the CPUs this process may use), so the ratio
-is what the parallel run saves on this machine (issue 26's target: at most 0.6 on 2 cores, for
+is what the parallel run saves on this machine (the target: at most 0.6 on 2 cores, for
 the whole run; this selection is small, so that the benchmark stays quick).
 
 Group ``runner-overhead``: 200 generated validate cases against a constant adapter (one that
 answers every request with the same canned reply at once). The floor is the same 200 requests
 sent to that adapter directly, without the runner; the other benchmark runs them as cases
 (workspace, snapshots, matching, the outside check), and its ``ms_per_case`` is the runner's
-cost per case beyond the adapter's (issue 26's target: at most 2 ms). Figures go to
+cost per case beyond the adapter's (the target: at most 2 ms). Figures go to
 docs/results/ only from a quiet machine, with its load.
 """
 

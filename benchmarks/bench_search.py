@@ -1,4 +1,4 @@
-"""Discovery and search over a repository of many sessions (SRCH-28, issue 12 "Scale").
+"""Discovery and search over a repository of many sessions (SRCH-28).
 
 Run: ``.venv/bin/python -m pytest benchmarks/bench_search.py --benchmark-only``.
 Sizes: PERSYK_BENCH_SEARCH_SESSIONS (default 1000; 10000 for docs/performance.md) sessions

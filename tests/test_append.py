@@ -196,7 +196,7 @@ def test_retry_compares_json_values_not_bytes(tmp_path: Path) -> None:
 def test_retry_of_the_committed_bytes_reads_no_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # APP-12 by bytes (issue 27): the retry's encoding is the committed record's own bytes, so
+    # APP-12 by bytes: the retry's encoding is the committed record's own bytes, so
     # the committed value is never parsed again.
     file = new_session(tmp_path / "s", *chain("m", 3))
     before = file.read_bytes()

@@ -1,4 +1,4 @@
-"""docs/architecture.md cannot go stale where it names files (issue 29): its module tables, layer
+"""docs/architecture.md cannot go stale where it names files: its module tables, layer
 tables and rule index are what tools/architecture.py writes from the code (the layer order from
 ``test_layers.LAYERS``, the one place it is kept), and every other file it names exists."""
 

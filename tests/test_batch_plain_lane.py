@@ -1,5 +1,5 @@
 """The batch planner's lane for plain message entries (``write/_items_fast.plain_message``,
-``_append_plan._Batch.commit_plain``) against the readable definition (issue 27, point 5).
+``_append_plan._Batch.commit_plain``) against the readable definition.
 
 The lane may decline any record (it then takes the schema and graph checks as before); what it
 must never do is call a record plain that ``_schema.validate_entry`` (python-jsonschema, the

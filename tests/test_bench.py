@@ -92,7 +92,7 @@ def test_the_bench_times_every_workload_through_the_reference_adapter(
 def test_each_figure_carries_its_round_trips_measured_beside_it(
     reference_run: dict[str, Any],
 ) -> None:
-    # Issue 27: the protocol's share of every figure, per repetition, and in the Markdown cell.
+    # The protocol's share of every figure, per repetition, and in the Markdown cell.
     workloads = {w["key"]: w["results"][0] for w in reference_run["report"]["workloads"]}
     for key, result in workloads.items():
         extra = result["extra"]
@@ -251,7 +251,7 @@ def test_sizes_make_a_scaling_series_and_only_selects_by_glob(
 
 
 def test_a_paged_walk_point_holds_entries_in_proportion_to_its_size(tmp_path: Path) -> None:
-    # Issue 27: the paged walk is a scaling series, so the cost-against-size table can show it
+    # The paged walk is a scaling series, so the cost-against-size table can show it
     # linear; each point's session must grow with the point's size, not stay at 100,000 entries.
     from persyk_conformance.bench._run import BenchConfig, workloads_for
 

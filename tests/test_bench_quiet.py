@@ -1,6 +1,6 @@
 """A bench report says whether its figures are a result: the load average, the CPU steal and the
 floor's spread are recorded, a loaded run is marked NOT PUBLISHABLE at the top of every format,
-and ``bench --publishable`` exits 4 for it (issue 27: a ratio taken at load 7-11 was published)."""
+and ``bench --publishable`` exits 4 for it (a ratio taken at load 7-11 was published)."""
 
 from __future__ import annotations
 

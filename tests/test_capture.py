@@ -1,7 +1,7 @@
 """Assets and audio capture in the reference: AST-15..AST-20, CAP-19..CAP-30.
 
 Every WAV the reference writes or recovers is read back with libsndfile (``soundfile``), and its
-samples are compared with what was sent (``numpy``): the independent oracle of issue 11.
+samples are compared with what was sent (``numpy``): an oracle independent of the reference.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Crash checks of capture, recovery and deletion (issue 11, "Cases and harness"): processes are
+"""Crash checks of capture, recovery and deletion: processes are
 killed with SIGKILL at random moments, then the survivors' files are judged.
 
 Each killed process is a fork of this one (no interpreter start per kill), so hundreds of kills

@@ -3,7 +3,7 @@ directories (a hard link) is mutated by one writer at a time, whichever name eac
 
 Each test runs a real mutation through one name and holds it inside its write (where a slow disk
 would keep it) while the other name's mutation tries its own. The directories differ, so only
-the flock on the session file itself can make the second wait (issue 29: capture took the
+the flock on the session file itself can make the second wait (capture took the
 session lock without it). The conformance cases S-957..S-959 check the same with the runner
 holding the file's lock; these tests need no runner and use a real second writer.
 """

@@ -1,4 +1,4 @@
-"""Case steps are confined to their workspace (issue 31, finding 4): a path-valued argument
+"""Case steps are confined to their workspace: a path-valued argument
 (``session``, ``recordsFile``, ``script``, a profile's ``root``, a ``$path``) is a relative name
 inside the workspace. The case schema refuses the rest, the loader refuses it again as a fixture
 problem naming the case and the member, and the runner refuses it once more when it joins the

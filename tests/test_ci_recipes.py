@@ -1,4 +1,4 @@
-"""The CI recipes run (issue 28): the GitHub composite actions (ci/github/*/action.yml) and the
+"""The CI recipes run: the GitHub composite actions (ci/github/*/action.yml) and the
 GitLab templates (ci/gitlab/persyk.gitlab-ci.yml) are executed step by step in a shell, with
 the variables those systems set, against the reference adapter: a two-shard matrix, its merge
 (report, JUnit, site), and the format gate; a failing implementation fails its job.

@@ -1,4 +1,4 @@
-"""One result-to-exit-status function for every reference command (issue 29), and the statuses of
+"""One result-to-exit-status function for every reference command, and the statuses of
 docs/spec.md "Exit statuses" (DIAG-7): 0 success, 1 a contract failure, 2 a usage or I/O error.
 
 The table is checked code by code against both error catalogs; each command line (the v1
@@ -109,7 +109,7 @@ def test_dsh_on_a_root_that_is_a_file_exits_2(tmp_path: Path) -> None:
 
 
 # A result whose error is IO_FAILED (or a usage code) exits 2 from every command family: the
-# search commands exited 1 on every error before issue 29. The operation is replaced where the
+# search commands exited 1 on every error once. The operation is replaced where the
 # command module calls it, so only the status mapping is under test.
 IO_FAILED = {"error": {"code": "IO_FAILED", "message": "writing or syncing failed"}}
 REFUSED = {"error": {"code": "SETTINGS_INVALID", "message": "the settings are invalid"}}

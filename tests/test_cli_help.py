@@ -1,5 +1,5 @@
 """Both command lines explain themselves: a version, a description for every command, and the
-values an option accepts (issue 10.6)."""
+values an option accepts."""
 
 from __future__ import annotations
 

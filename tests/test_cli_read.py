@@ -60,7 +60,7 @@ def test_operations_table_has_the_read_operations() -> None:
 def test_an_operation_is_resolved_once_and_a_replacement_still_wins(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Issue 27: the dispatch table imports an operation's module on its first lookup only.
+    # The dispatch table imports an operation's module on its first lookup only.
     OPERATIONS["info"]
     imports: list[str] = []
     real = importlib.import_module

@@ -1,4 +1,4 @@
-"""`persyk-conformance compare` puts several runs' JSON reports side by side (issue 15.4)."""
+"""`persyk-conformance compare` puts several runs' JSON reports side by side."""
 
 from __future__ import annotations
 

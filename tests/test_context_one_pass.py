@@ -1,4 +1,4 @@
-"""Context in one pass (issue 27, point 2): the bodies on the selected path come from the
+"""Context in one pass: the bodies on the selected path come from the
 validating pass (``_bodies_fast.KeptBodies``), parsed once, and the history is the one the readable
 twin gets by reading each body again (CTX-4..CTX-11 unchanged).
 

@@ -108,7 +108,7 @@ def reference_users(package: Path) -> list[str]:
 
 
 def test_runner_imports_the_reference_only_for_its_in_process_mode() -> None:
-    # Issue 29: the in-process adapter is the one runner module that may reach the reference
+    # The in-process adapter is the one runner module that may reach the reference
     # directly; the subprocess adapter, the harness and the CLI go through an adapter command.
     assert reference_users(RUNNER_PACKAGE) == ["adapters/_in_process.py"]
 

@@ -219,7 +219,7 @@ def test_a_removed_case_must_be_retired_and_a_retired_id_never_returns(
     diff = run_diff(base_dir, head_dir)
     assert "R-047: removed without a line in RETIRED.txt" in diff.problems
     base = load_side(str(base_dir), CHECKOUT)
-    base.discard()  # its linked site is a temporary tree (issue 31: none is left behind)
+    base.discard()  # its linked site is a temporary tree (none is left behind)
     retired = next(iter(base.retired))
     reused = head_dir / "fixtures/v1/rejection" / f"{retired}-back-again"
     shutil.copytree(case_dir(head_dir, "R-048"), reused)

@@ -1,4 +1,4 @@
-"""The protocol schemas and pages say what docs/spec.md says (issue 30): each limit a protocol
+"""The protocol schemas and pages say what docs/spec.md says: each limit a protocol
 schema sets is the number the spec gives, parsed from its text; the views docs/protocol.md says
 cases use are the views the cases use; every schema that spells a case id allows the digits the
 case schema allows. Until contract 1.14.0 ``run.request.json`` capped ``lockTimeout`` at 60

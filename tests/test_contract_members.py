@@ -1,4 +1,4 @@
-"""Every member a case expects of an error is stated (issue 30): the error catalog of docs/spec.md
+"""Every member a case expects of an error is stated: the error catalog of docs/spec.md
 gives each code the members a diagnostic of it may carry (``line``, ``pointer``, ``root`` ...),
 and no case expects any other. S-017 and S-019 expected a ``line`` on ``APPEND_LEAF_MISMATCH``
 that no rule stated until APP-16 rev. 2 (contract 1.14.0); this test would have named them.

@@ -40,7 +40,7 @@ def test_release_holds_cases_schemas_tables_and_reference(archive: Path) -> None
 
 def test_release_verifies_and_sha256sum_agrees(archive: Path, tmp_path: Path) -> None:
     checkout = load_side(str(CHECKOUT), CHECKOUT)
-    checkout.discard()  # its linked site is a temporary tree (issue 31: none is left behind)
+    checkout.discard()  # its linked site is a temporary tree (none is left behind)
     assert verify_release(archive) == checkout.version
     with tarfile.open(archive) as tar:
         tar.extractall(tmp_path, filter="data")

@@ -1,4 +1,4 @@
-"""Every command line in README.md and docs/*.md works as copied (issue 32): each fenced shell
+"""Every command line in README.md and docs/*.md works as copied: each fenced shell
 line is run from a copy of the README's layout after its set-up (the checkout's examples/,
 docs/ and peers/, the venv's scripts in .venv/bin and on PATH, as docs/implementers.md says),
 held to what its comment claims (an exit status, a JSON fragment, an error code), or is on the

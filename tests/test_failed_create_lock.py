@@ -1,4 +1,4 @@
-"""APP-27 rev. 2 against APP-5 (issue 30): contract 1.13.0 said `session.lock` is never deleted,
+"""APP-27 rev. 2 against APP-5: contract 1.13.0 said `session.lock` is never deleted,
 while S-955 needs a failed create to leave no directory it made; an implementation whose create
 takes the lock could not satisfy both. The cases now ask for what the text says: a create that
 removes the lock file it made passes them, one that keeps it (the old text, read literally)

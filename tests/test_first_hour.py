@@ -1,4 +1,4 @@
-"""What a newcomer trips on in the first hour (issue 32). Two selections are not usage errors:
+"""What a newcomer trips on in the first hour. Two selections are not usage errors:
 ``--skip MAY`` where no case has that level, and an expected-failures file whose entries name
 cases the run leaves out (the Node example's own file under ``--no-harness``); a typo still is.
 ``bench --help`` does not show ``compare`` as required."""

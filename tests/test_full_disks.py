@@ -1,5 +1,5 @@
 """Every write operation on a full disk answers IO_FAILED with exit status 2 (APP-19 rev. 2, the
-exit table; issue 31, finding 6), found systematically: each ``persyk-session`` write command
+exit table), found systematically: each ``persyk-session`` write command
 runs on a small tmpfs that is out of space, on one that is out of inodes, and under
 ``RLIMIT_FSIZE``. Whatever happens there is no traceback; a failure is ``IO_FAILED`` with exit
 status 2; nothing is acknowledged that is not on disk, and nothing is lost: every file of the

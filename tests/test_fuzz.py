@@ -141,7 +141,7 @@ def test_fuzz_counts_an_adapter_failure_as_a_disagreement(
     assert answer in report.finding.implementation[report.finding.step].reply
 
 
-# --- choices no rule makes (issue 30; docs/spec.md, the order of refusals within one record) ---
+# --- choices no rule makes (docs/spec.md, the order of refusals within one record) ---
 
 FIELDS_FIRST = shlex.join([sys.executable, str(FAKES / "checks_fields_before_ids.py")])
 LEAF_AS_PARENT = shlex.join([sys.executable, str(FAKES / "remove_leaf_as_parent.py")])

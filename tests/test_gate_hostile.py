@@ -1,5 +1,5 @@
 """The gate runs nothing the head controls outside confinement and follows nothing out of a side
-(issue 31, findings 1 to 3; docs/runner-isolation.md, "Threat model").
+(docs/runner-isolation.md, "Threat model").
 
 Each test plants what an attacker who can open a pull request or hand over an archive would: a
 forged runner at the head's top level, a reference that reads outside its tree, package-dir

@@ -1,5 +1,5 @@
 """The gate's Markdown leads with the verdict and the next step, caps long evidence tables with
-a count, and with the version unchanged still says what existing data means (issue 32): a schema
+a count, and with the version unchanged still says what existing data means: a schema
 tightening printed 230 uncapped rows and said nothing of the MAJOR step the JSON knew about,
 and the hint for an edited case proposed the very version that had to move."""
 

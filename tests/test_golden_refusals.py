@@ -1,4 +1,4 @@
-"""A schema or rule edit that refuses golden sessions is said at once (issue 32): by
+"""A schema or rule edit that refuses golden sessions is said at once: by
 ``fixtures/build.py`` (a warning naming the cases and codes) and by ``check-fixtures`` (a line
 saying what GEN-1 makes of it), not only by the gate."""
 

@@ -1,4 +1,4 @@
-"""Kill checks attach strace to a plainly started adapter (issue 26): the probe decides where,
+"""Kill checks attach strace to a plainly started adapter: the probe decides where,
 the attach is complete before the first request, and a kill at N hits the N-th call of the
 recording on both ways of starting the traced adapters."""
 

@@ -83,7 +83,7 @@ def test_each_broken_implementation_fails_its_check(
 ) -> None:
     use_strace_path(monkeypatch, strace_path)
     # A budget of one kill: what catches each fake is the coverage every run kills at first
-    # (the first and last call of each kind, issue 26.3), never the luck of the sample.
+    # (the first and last call of each kind), never the luck of the sample.
     [result] = run_harness(_adapters([sys.executable, str(FAKES / f"{fake}.py")]),
                            tmp_path, only={check}, moments=1)
     assert result.error is None and result.skipped is None

@@ -1,4 +1,4 @@
-"""What a crash check explored reaches every report (issue 26.3): the check's CheckReport, its
+"""What a crash check explored reaches every report: the check's CheckReport, its
 HarnessResult, the CaseResult, the JSON report (valid against its schema, and merged back),
 JUnit, Markdown and the verbose text report, as ``reason`` does."""
 

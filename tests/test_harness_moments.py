@@ -1,4 +1,4 @@
-"""Which kill moments the crash checks explore (issue 26.3): every distinct kind of call at its
+"""Which kill moments the crash checks explore: every distinct kind of call at its
 first and last occurrence, then a seeded sample up to the budget; strace text in, points out."""
 
 from __future__ import annotations

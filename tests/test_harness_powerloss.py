@@ -1,4 +1,4 @@
-"""The power-loss harness (H-201..H-211, DH-103, DH-104; issue 25): the trace parser and the
+"""The power-loss harness (H-201..H-211, DH-103, DH-104): the trace parser and the
 persistence model on recorded text, and the checks against the reference and against fakes that
 each lack one sync."""
 

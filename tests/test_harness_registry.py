@@ -1,4 +1,4 @@
-"""The one table of harness procedures (issue 29): ids, profiles, rules and descriptions, and
+"""The one table of harness procedures: ids, profiles, rules and descriptions, and
 the commands that read it (list, show, check-fixtures)."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def _attach_works() -> bool:
     return _strace_works() and strace is not None and attach_permitted(strace)
 
 
-# Every killing check runs both ways it can start its adapters (issue 26): attached after the
+# Every killing check runs both ways it can start its adapters: attached after the
 # hello where ptrace of a non-child is permitted, and under strace, the fallback elsewhere.
 STRACE_PATHS = [
     pytest.param("attached", id="attached", marks=pytest.mark.skipif(
@@ -89,14 +89,14 @@ def test_reference_recovery_survives_a_kill_at_every_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strace_path: str
 ) -> None:
     use_strace_path(monkeypatch, strace_path)
-    # Issue 19.1: the fragment went straight to its final name; killed before its bytes were
+    # The fragment went straight to its final name; killed before its bytes were
     # written, the empty file blocked every later recover with IO_FAILED.
     [crash] = run_harness(
         _subprocess_factory(tmp_path), tmp_path / "work", only={"H-104"}
     )
     assert crash.skipped is None
     assert crash.passed, crash.problems
-    # 22 calls in all, within the default budget: every one is killed at (issue 26.3).
+    # 22 calls in all, within the default budget: every one is killed at.
     assert "kill moments (every one;" in (crash.explored or ""), crash.explored
 
 
@@ -114,7 +114,7 @@ def test_non_restartable_recovery_fails_the_kill_check(
     def make() -> Adapter:
         return SubprocessAdapter(fake, env=dict(os.environ))
 
-    # A budget of one: the first and last call of each kind alone catch it (issue 26.3).
+    # A budget of one: the first and last call of each kind alone catch it.
     [crash] = run_harness(make, tmp_path / "work", only={"H-104"}, moments=1)
     assert not crash.passed
     assert any("the rerun was refused" in p for p in crash.problems), crash.problems

@@ -1,4 +1,4 @@
-"""A hypothesis pass over hostile archives and case folders (issue 31, "Done when"): random
+"""A hypothesis pass over hostile archives and case folders: random
 links (in, out, absolute, looping), hard links, devices, FIFOs, sizes and depths. It finds no
 escape (nothing written or read outside the destination) and no unbounded use (each example
 within a time deadline and an alarm, the process's peak memory bounded), and every failure is a

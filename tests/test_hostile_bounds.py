@@ -1,5 +1,4 @@
-"""Nothing given to the gate or the runner is made unbounded (issue 31, finding 5;
-docs/runner-isolation.md, "Threat model").
+"""Nothing given to the gate or the runner is made unbounded.
 
 Archives are extracted within bounds, files hashed as streams after their MANIFEST size is
 checked, SHA256SUMS names only members, JSON is bounded in size and depth, devices in case trees

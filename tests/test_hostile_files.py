@@ -1,4 +1,4 @@
-"""Hostile files (issue 19, points 1-7): each test reproduces one finding against the reference.
+"""Hostile files: each test reproduces one finding against the reference.
 
 Commands that could hang on a regression (a FIFO, /proc/kmsg) run as a subprocess with a
 deadline, so a hang fails the test instead of stalling the suite.
@@ -113,7 +113,7 @@ def linked_session(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 def test_a_symlinked_session_file_is_refused_and_nothing_is_created_beside_its_target(
     linked_session: tuple[Path, Path], request_args: dict[str, Any]
 ) -> None:
-    # Issue 19.2: through session.jsonl -> /etc/passwd, the lock was created as /etc/session.lock.
+    # Through session.jsonl -> /etc/passwd, the lock was created as /etc/session.lock.
     session, outside = linked_session
     args = {k: v for k, v in request_args.items() if k != "op"}
     reply = dispatch(request_args["op"], {"session": str(session), **args})
@@ -132,7 +132,7 @@ def test_a_symlinked_session_file_is_still_readable(linked_session: tuple[Path, 
 def test_a_symlinked_recovery_directory_is_refused_and_nothing_is_written_there(
     tmp_path: Path,
 ) -> None:
-    # Issue 19.2: recovery -> elsewhere made recover write its fragment there and succeed.
+    # Recovery -> elsewhere made recover write its fragment there and succeed.
     session = tmp_path / "s"
     file = _torn(session)
     elsewhere = tmp_path / "elsewhere"
@@ -181,7 +181,7 @@ def _plant(kind: str, where: Path) -> None:
 def test_a_file_planted_at_a_fragment_name_is_neither_read_nor_reused(
     tmp_path: Path, kind: str
 ) -> None:
-    # Issue 19.3: a FIFO at the predictable name hung recover under the lock, a link to
+    # A FIFO at the predictable name hung recover under the lock, a link to
     # /dev/zero read 3.8 GB, a directory gave IO_FAILED. Plant each at the name the reference
     # used before (offset and digest) and at a name of today's published shape.
     session = tmp_path / "s"
@@ -212,7 +212,7 @@ def test_a_file_planted_at_a_fragment_name_is_neither_read_nor_reused(
 ])
 @pytest.mark.parametrize("special", ["/proc/self/mem", "/proc/kmsg"])
 def test_reading_a_special_file_is_a_clear_error(command: list[str], special: str) -> None:
-    # Issue 19.4: /proc/self/mem gave an OSError traceback, /proc/kmsg hung.
+    # /proc/self/mem gave an OSError traceback, /proc/kmsg hung.
     if not os.path.exists(special):
         pytest.skip(f"{special} does not exist on this system")
     done = _cli(command[0], special, *command[1:])
@@ -225,7 +225,7 @@ def test_reading_a_special_file_is_a_clear_error(command: list[str], special: st
 def test_append_from_a_special_records_file_is_a_clear_error(
     tmp_path: Path, records: str
 ) -> None:
-    # Issue 19.4: --records FIFO (no writer) and --records /proc/kmsg hung.
+    # --records FIFO (no writer) and --records /proc/kmsg hung.
     file = new_session(tmp_path / "s")
     before = file.read_bytes()
     if records == "fifo":
@@ -252,7 +252,7 @@ def _without_read_override() -> list[str]:
 
 
 def test_an_unreadable_session_file_is_path_not_found_for_every_command(tmp_path: Path) -> None:
-    # Issue 19.4: recover gave a PermissionError traceback where every other command said
+    # Recover gave a PermissionError traceback where every other command said
     # PATH_NOT_FOUND.
     session = tmp_path / "s"
     file = _torn(session)
@@ -280,7 +280,7 @@ def test_an_unreadable_session_file_is_path_not_found_for_every_command(tmp_path
 def test_an_out_of_range_lock_timeout_in_the_environment_is_usage(
     tmp_path: Path, value: str
 ) -> None:
-    # Issue 19.5: inf and 1e10 crashed every mutation with OverflowError.
+    # inf and 1e10 crashed every mutation with OverflowError.
     file = new_session(tmp_path / "s")
     before = file.read_bytes()
     env = {**os.environ, "PERSYK_LOCK_TIMEOUT": value}
@@ -319,7 +319,7 @@ def test_a_nul_byte_in_a_records_file_path_is_usage(tmp_path: Path) -> None:
 
 
 def test_a_hard_linked_session_file_is_locked_by_its_identity(tmp_path: Path) -> None:
-    # Issue 19.6: two writers through two hard-linked names held two different session.lock
+    # Two writers through two hard-linked names held two different session.lock
     # files, appended at once and produced ID_DUPLICATE. Now the file itself is locked too.
     file = new_session(tmp_path / "one", user("m0", None))
     (tmp_path / "two").mkdir()
@@ -368,7 +368,7 @@ def _file_size_limit() -> None:
 
 
 def test_a_create_that_fails_leaves_no_directory_it_made(tmp_path: Path) -> None:
-    # Issue 19.7: the header write failed (EFBIG) but a/b/c stayed behind.
+    # The header write failed (EFBIG) but a/b/c stayed behind.
     done = _cli("create", str(tmp_path / "a" / "b" / "c"), "--json",
                 preexec_fn=_file_size_limit)
     _no_traceback(done)

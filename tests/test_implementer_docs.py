@@ -1,4 +1,4 @@
-"""docs/implementers.md and docs/protocol.md are enough to write an adapter (issue 10.7): the
+"""docs/implementers.md and docs/protocol.md are enough to write an adapter: the
 result shapes are in the schemas and the prose, the matching rule is stated, and every
 persyk-conformance command the docs show is one the command line accepts."""
 

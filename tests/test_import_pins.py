@@ -1,11 +1,11 @@
-"""What each ``persyk-session`` command may import (issue 29): every command runs in a fresh
+"""What each ``persyk-session`` command may import: every command runs in a fresh
 interpreter, and the modules loaded after its run are compared with its pin.
 
 One line per command: what it must import (so that a run that failed before reaching its
 operation cannot pass) and what it must not. ``validate`` loads no search, realtime, media or
 dsh module, and in readable mode (read/_mode.py) neither orjson nor jsonschema_rs; each ``dsh``
 operation loads the base and ``dsh`` only, and in readable mode (dsh/_json.py) neither orjson nor
-jsonschema_rs either (issue 26, point 4).
+jsonschema_rs either.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ NOT_V1 = (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime", f"
           *HEAVY)
 DSH_TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'
 
-# What validate and info of a small session do not need (issue 26, point 4): leaf selection and
+# What validate and info of a small session do not need: leaf selection and
 # context, paging with its read cache and the live index, the typed lane of large files (msgspec,
 # read/_mode.TYPED_LANE_MIN_BYTES), and a version lookup through the installed metadata.
 NOT_SMALL_READ = (f"{P}read._context", f"{P}read._paging", f"{P}read._read_cache",
@@ -180,7 +180,7 @@ def test_no_command_loads_orjson_or_jsonschema_rs_in_readable_mode(
     name: str, places: dict[str, str]
 ) -> None:
     # read/_mode.py and dsh/_json.py: readable mode runs the readable core alone, in every
-    # command (issue 26, point 4), not only in those with a readable pin above.
+    # command, not only in those with a readable pin above.
     pin = replace(PINS[name], mode="readable")
     modules = loaded_by(pin, places, f"{name} as readable")
     assert pin.needs in modules, f"{name} never reached {pin.needs}: the run is no evidence"
@@ -195,13 +195,13 @@ def test_every_command_of_the_table_has_a_pin() -> None:
 
 def test_the_pin_catches_a_command_that_loads_everything(places: dict[str, str]) -> None:
     # The broken variant: validate run after the parser of every command is built, as the CLI
-    # did before issue 29 (it added every command's options, importing each module up front).
+    # once did (it added every command's options, importing each module up front).
     eager = "from persyk_session.cli import build_parser; build_parser()\n"
     modules = loaded_by(PINS["validate readable"], places, "eager", prelude=eager)
     found = unwanted(modules, PINS["validate readable"].forbidden)
     assert f"{P}search._discovery" in found and f"{P}media._capture" in found
     # Even with every command's module imported (dsh's included), readable mode loads no fast
-    # path: dsh reads and writes through dsh/_json.py (issue 26, point 4).
+    # path: dsh reads and writes through dsh/_json.py.
     assert f"{P}dsh._records" in found
     assert [m for m in found if m in FAST] == []
 
@@ -214,7 +214,7 @@ def test_unwanted_names_a_forbidden_module_and_its_submodules_only() -> None:
 
 
 # Every module of ours, and every package from outside the standard library, that a validate of
-# a small session may load in the fast mode: the start-up target of issue 26 (point 4) is met by
+# a small session may load in the fast mode: the start-up target (docs/performance.md) is met by
 # loading no more. A new import on this path must be added here, on purpose.
 SMALL_VALIDATE_MAY_LOAD = frozenset({
     "persyk_contract", "persyk_contract.schemas", "orjson", "jsonschema_rs",
@@ -265,7 +265,7 @@ def test_a_large_validate_takes_the_typed_lane(
     places: dict[str, str], tmp_path: Path,
 ) -> None:
     # The size gate must open: a session past TYPED_LANE_MIN_BYTES of plain messages is read
-    # through the lane (its throughput is what it is for, issue 27).
+    # through the lane (its throughput is what it is for).
     from persyk_session.read._mode import TYPED_LANE_MIN_BYTES
 
     session = tmp_path / "large"

@@ -1,4 +1,4 @@
-"""What ``persyk-conformance`` may import (issue 29): ``--help`` and each command, in a fresh
+"""What ``persyk-conformance`` may import: ``--help`` and each command, in a fresh
 interpreter, load the chosen command's module and what it needs, never the bench, the fuzzer,
 the gate or a heavy library they do not use. The command table (cli/_commands.py) is what makes
 this hold; tests/fakes/eager_cli.py, which imports every command up front, shows the check

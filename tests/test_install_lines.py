@@ -1,4 +1,4 @@
-"""Every install line README.md and docs/implementers.md give (issue 28, point 4) works as
+"""Every install line README.md and docs/implementers.md give works as
 written: each runs in a shell in a fresh folder, then the installed suite answers ``--version``
 and passes two cases from outside the checkout, imported from the new venv (not the checkout).
 

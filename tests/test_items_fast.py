@@ -1,5 +1,5 @@
 """The fast preparation of batch records (write/_items_fast.py) gives exactly the items of the
-careful path, and leaves to it every value its proofs cannot vouch for (issue 27)."""
+careful path, and leaves to it every value its proofs cannot vouch for."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The layers of the packages (issue 29): an allowed order of subpackages, checked on the import
+"""The layers of the packages: an allowed order of subpackages, checked on the import
 graph, and every package folder listed in pyproject's ``packages`` (a forgotten one is silently
 missing from the wheel)."""
 

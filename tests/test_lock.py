@@ -184,7 +184,7 @@ def test_lock_timeout_sources(
 def test_a_lock_timeout_outside_0_to_3600_seconds_is_usage(
     monkeypatch: pytest.MonkeyPatch, env: str
 ) -> None:
-    # Issue 19.5: inf and 1e10 overflowed the thread lock; junk was silently ignored.
+    # inf and 1e10 overflowed the thread lock; junk was silently ignored.
     monkeypatch.setenv("PERSYK_LOCK_TIMEOUT", env)
     with pytest.raises(UsageError) as caught:
         lock_timeout()

@@ -1,4 +1,4 @@
-"""The implementer-mistake corpus (tests/mistakes/, issue 30 point 3): every mistake is caught
+"""The implementer-mistake corpus (tests/mistakes/): every mistake is caught
 by a MUST case or written down as allowed, its catching cases fail on it and pass on the
 reference, and the recorded full run (docs/results/2026-12-03-mistakes.json) agrees.
 

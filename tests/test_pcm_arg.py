@@ -1,5 +1,5 @@
 """A capture write's ``pcm`` argument is decoded exactly as ``base64.b64decode(validate=True)``
-decodes it, by bytes methods instead of its regular expression (issue 27)."""
+decodes it, by bytes methods instead of its regular expression."""
 
 from __future__ import annotations
 

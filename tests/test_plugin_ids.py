@@ -1,4 +1,4 @@
-"""The pytest plugin's items have stable ids and are counted by pytest (issue 32): the ids a
+"""The pytest plugin's items have stable ids and are counted by pytest: the ids a
 run prints do not move with a path-like option value, ``--collect-only`` lists and counts
 every case (exit 0, not 5), and a report's case id works as a ``-k`` selector."""
 

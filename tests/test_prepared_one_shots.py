@@ -1,5 +1,5 @@
 """A ``fileSizeLimit`` step's one-shot adapter starts while the steps before it run
-(``SubprocessAdapter.prepare_file_size_limits``, issue 26): the step then takes that process,
+(``SubprocessAdapter.prepare_file_size_limits``): the step then takes that process,
 started with its limit, and a case that ends before the step closes it.
 
 Broken variants these tests catch: a step that starts a one-shot of its own although one was

@@ -1,4 +1,4 @@
-"""Paged reads in O(page) (issue 27): a long-lived reader keeps what validation learned
+"""Paged reads in O(page): a long-lived reader keeps what validation learned
 (``read/_read_cache.py``) and gives the same pages and errors as a reader that validates the whole
 file for every page (``read_page_validating``, CTX-20, CTX-24).
 

@@ -1,5 +1,5 @@
 """The README's commands work as written: the set-up at the top, and the walk through, run line
-by line from the README's own text (issue 10.6), so the README cannot rot."""
+by line from the README's own text, so the README cannot rot."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def dsh_block() -> list[str]:
 
 
 def test_the_dsh_profile_lines_run_as_written(tmp_path: Path) -> None:
-    """Every line of the README's dsh-v0 block, copied as it stands (issue 32: they were bare
+    """Every line of the README's dsh-v0 block, copied as it stands (they were bare
     commands that fail after the README's set-up), with the shipped example events."""
     lines = dsh_block()
     assert all(line.startswith(".venv/bin/") for line in lines), lines

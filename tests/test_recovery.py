@@ -143,7 +143,7 @@ def test_limits(fragment: bytes, verdict: FragmentVerdict) -> None:
     ids=["nothing", "open-string", "array", "complete", "complete-then-space"],
 )
 def test_prefix_mode_of_the_one_grammar(fragment: bytes, result: object) -> None:
-    # Recovery reads a fragment with the grammar that reads every record (issue 9.1).
+    # Recovery reads a fragment with the grammar that reads every record.
     assert parse_json(fragment, prefix=True) == result
 
 

@@ -47,7 +47,7 @@ def test_reference_passes_every_case_in_process(mode: str, tmp_path: Path) -> No
 
 
 def test_readable_reference_adapter_passes_every_case(tmp_path: Path) -> None:
-    # The whole suite, harness included, through the subprocess adapter (issue 9.1); the
+    # The whole suite, harness included, through the subprocess adapter; the
     # capture crash checks kill once each here (200 times in a real run: their own tests).
     report = tmp_path / "report.json"
     adapter = f"{sys.executable} -m persyk_session.cli adapter"

@@ -1,4 +1,4 @@
-"""``persyk-conformance release --packages`` (issue 28, point 4): the suite's sdist and the wheel
+"""``persyk-conformance release --packages``: the suite's sdist and the wheel
 built from it, beside the contract archive, byte for byte the same from the same checkout, and
 an sdist that holds everything the wheel needs. Two release builds share one folder of build
 requirements (pip installs setuptools into it once, from the configured index); each build takes
@@ -186,7 +186,7 @@ def test_a_source_date_epoch_that_is_no_number_is_refused() -> None:
 
 
 def test_a_link_among_what_the_build_reads_is_refused(tmp_path: Path) -> None:
-    # Issue 31: the release never packs what a link points at.
+    # The release never packs what a link points at.
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "secret").write_text("not ours")
     (tmp_path / "src" / "pkg" / "data.json").symlink_to(tmp_path / "secret")

@@ -196,5 +196,5 @@ def test_without_a_recording_audio_lines_are_not_written_and_input_gets_its_own_
 def test_the_virtual_clock_starts_at_any_header_timestamp(
     start: str, at: int, expected: str
 ) -> None:
-    """ENV-4 allows these in a header; replay crashed on all but ``.fffZ`` (issue 31)."""
+    """ENV-4 allows these in a header; replay crashed on all but ``.fffZ``."""
     assert timestamp_at(start, at) == expected

@@ -1,4 +1,4 @@
-"""The text report fits one screen and every hint in it runs as printed (issue 32): the verdict
+"""The text report fits one screen and every hint in it runs as printed: the verdict
 first and last, expected failures folded by reason like unsupported cases, one line per failing
 case under ``-q``, an XPASS that says what to do, and a ``show`` hint with the run's own
 ``--fixtures`` and profile."""

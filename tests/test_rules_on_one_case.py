@@ -1,4 +1,4 @@
-"""No MUST rule of the append and recover phases rests on one case (issue 30, point 4): each has
+"""No MUST rule of the append and recover phases rests on one case: each has
 two cases of level MUST, or a harness check and one; ``check-fixtures`` refuses one that does
 not and prints, for every phase, the MUST rules that still rest on one case
 (persyk_conformance.cases._sanity.rules_on_one_case)."""
@@ -29,7 +29,7 @@ from persyk_contract import Rule
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = {check.id: check.rules for check in checks_for("v1")}
-SECOND_CASES = {f"S-{n}" for n in range(960, 980)}  # issue 30's second cases
+SECOND_CASES = {f"S-{n}" for n in range(960, 980)}  # fixtures/_cases/scenarios_second.py
 
 
 def _manifests() -> list[dict[str, Any]]:

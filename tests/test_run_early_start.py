@@ -1,4 +1,4 @@
-"""What a run starts before its cases are loaded (issue 26, start-up): the run's adapter and, for
+"""What a run starts before its cases are loaded: the run's adapter and, for
 ``-j N``, the other lanes' processes start while ``plan_cases`` loads and plans the fixtures, so
 their start-up no longer adds to the wall time; a start that fails still reads as the first
 case's error, and a run that stops at a usage error leaves no process behind.

@@ -1,4 +1,4 @@
-"""Ctrl-C during ``persyk-conformance run``, serial or on lanes that are processes (issue 26):
+"""Ctrl-C during ``persyk-conformance run``, serial or on lanes that are processes:
 the cases that run finish, the report holds what finished, the exit status is 130
 (cli/_status.py), no traceback is printed, and no adapter, lane or sandbox outlives the run.
 

@@ -1,4 +1,4 @@
-"""``run -j N`` (issue 26, point 1): a parallel run reports exactly what a serial run reports (the
+"""``run -j N``: a parallel run reports exactly what a serial run reports (the
 same order, outcomes, progress and verdict; only timings differ), an exclusive check runs with
 nothing beside it, a case that holds a lock or limits a resource runs apart from the others of
 its kind but beside ordinary cases, and -j defaults to the CPUs this process may use.

@@ -1,4 +1,4 @@
-"""One road from a command's result to the exit status of ``persyk-conformance`` (issue 29):
+"""One road from a command's result to the exit status of ``persyk-conformance``:
 every command returns a Verdict or raises UsageProblem, and cli/_status.exit_status alone turns
 either into 0, 1, 2 or 3. Each command's usage problem exits 2, ``release --verify`` of a missing
 file included (it exited 1 before, like an archive that does not verify)."""
@@ -99,7 +99,7 @@ def test_no_command_module_returns_an_exit_status_of_its_own(module: str) -> Non
 
 
 def test_the_own_status_check_catches_a_command_returning_2() -> None:
-    # The broken fake: the release command before issue 29, choosing its own statuses.
+    # The broken fake: the release command as it was, choosing its own statuses.
     fake = (
         "def cmd_release(args):\n"
         "    if args.verify is None:\n"

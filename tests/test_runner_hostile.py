@@ -1,4 +1,4 @@
-"""The runner holds against hostile adapters (issue 19, the runner; issue 10 point 2).
+"""The runner holds against hostile adapters.
 
 Every test runs under ``no_leftovers``: a mark in the environment every adapter inherits, and a
 temporary directory of its own; afterwards no process carrying the mark may be alive and no

@@ -168,7 +168,7 @@ def test_plugin_under_xdist_gives_each_case_the_outcome_it_has_without(
 def test_a_crash_check_item_says_what_it_explored_in_the_junit_file(
     pytester: pytest.Pytester, tree: Path
 ) -> None:
-    # Issue 26.3: the explored moments reach pytest's --junitxml as a property of the item.
+    # The explored moments reach pytest's --junitxml as a property of the item.
     try:
         _crash.strace_prefix()
     except _crash.CrashCheckUnsupported:

@@ -1,4 +1,4 @@
-"""What the runner tells an implementer (issue 10): failures they can act on in every format,
+"""What the runner tells an implementer: failures they can act on in every format,
 ``show``, honest progress and summaries, and the --only/--skip selectors."""
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def test_progress_counts_and_announces_the_write_checks(tree: Path) -> None:
 def test_quiet_prints_the_verdict_and_one_line_per_failing_case(
     tree: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Issue 32: -q used to drop the failing cases entirely; now each is one line, no block.
+    # -q used to drop the failing cases entirely; now each is one line, no block.
     assert main(["run", "--fixtures", str(tree), "--no-harness", "--quiet",
                  "--impl", fake("accept_everything"), "--timeout", "2"]) == 1
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Secrets by meaning, not only by list (RT-29..RT-32 rev. 2, issue 31 finding 7): every header
+"""Secrets by meaning, not only by list (RT-29..RT-32 rev. 2): every header
 shape without case, secret-shaped member names, percent- and base64-encoded values, JSON inside
 strings and credential headers written out in text. A property plants secrets in these shapes and
 finds none in what replay would persist, and none in a replay diagnostic."""

@@ -1,4 +1,4 @@
-"""``run --shard K/N`` and ``merge`` (issue 26): the shards of a run are a deterministic
+"""``run --shard K/N`` and ``merge``: the shards of a run are a deterministic
 partition of its selection, balanced by expected cost, and their merged report is the whole
 run's, case for case; shards of different runs, a missing or a repeated shard are refused."""
 

@@ -1,4 +1,4 @@
-"""``persyk-conformance site``: a static site of run reports (issue 28). Built from a real
+"""``persyk-conformance site``: a static site of run reports. Built from a real
 reference report and a second implementation made from it with one case failing, then read
 as a browser would: every relative link resolves inside the folder (it works from file://),
 the badge says what the report says, a case page holds every answer and the case as ``show``

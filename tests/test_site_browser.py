@@ -1,4 +1,4 @@
-"""The site in a real browser (issue 28): headless Chromium opens the built pages from
+"""The site in a real browser: headless Chromium opens the built pages from
 ``file://`` with every host name unresolvable (no request can leave the machine), runs their
 script, and the test reads the DOM it leaves: the index shows each implementation with its
 report's counts, a filter in the URL narrows the case table to exactly the cases it names, a

@@ -1,4 +1,4 @@
-"""Examples stated in docs/spec.md's decisions are what the reference does (issue 30): the tails
+"""Examples stated in docs/spec.md's decisions are what the reference does: the tails
 of the recovery decision (RCV-5, RCV-9, RCV-11, REC-14 rev. 2) and the JSONTestSuite tables
 against the decisions tests/test_jsontestsuite.py checks the corpus with. Until contract
 1.14.0 the decision listed a complete object followed by a CR as `RECOVER_TAIL_INVALID_RECORD`

@@ -1,4 +1,4 @@
-"""The wheel holds every module of every package folder and all the package data (issue 29):
+"""The wheel holds every module of every package folder and all the package data:
 a folder missing from pyproject's ``packages``, or data outside ``package-data``, is silently
 missing from an installed runner, which then fails far from the cause. The wheel is built from
 a copy of the checkout (so a stale ``build/`` folder cannot hide a missing module) with pip,

@@ -1,6 +1,6 @@
 """The generated parts of docs/architecture.md: the layers of both packages, every module with its
 size, its first docstring sentence and the rules it names, and the rule index (each rule prefix
-with the modules that name its rules). Issue 29: the page names files only where this writes it,
+with the modules that name its rules). The page names files only where this writes it,
 so it cannot go stale; tests/test_architecture_doc.py fails when the page differs.
 
     python tools/architecture.py          # rewrite the generated parts of docs/architecture.md

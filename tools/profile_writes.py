@@ -1,4 +1,4 @@
-"""Profile the write workloads of ``persyk-conformance bench`` (issue 27, point 5).
+"""Profile the write workloads of ``persyk-conformance bench``.
 
 Run: ``.venv/bin/python tools/profile_writes.py [--entries N] [--count N] [--cprofile OP]``.
 

@@ -26,7 +26,7 @@ def check_fixtures(
 ) -> list[str]:
     """Every problem of the fixture tree at ``root`` (default: the installed cases); an empty
     list means the cases are sane. See docs/fixtures.md, "Invariants and guarantees".
-    ``second_case_phases``: phases whose MUST rules may not rest on one case (issue 30)."""
+    ``second_case_phases``: phases whose MUST rules may not rest on one case."""
     # Imported here so that loading the runner (or its pytest plugin) does not load the check.
     from .cases import _sanity
 
@@ -65,7 +65,7 @@ def unexercisable_rules() -> Mapping[str, str]:
 
 def durability_coverage() -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """Per durability rule, the power-loss checks that fail a broken fake and those fakes: the
-    only coverage the traceability page counts for it (issue 25)."""
+    only coverage the traceability page counts for it."""
     from .harness import _powerloss
 
     return _powerloss.durability_coverage()

@@ -1,4 +1,4 @@
-"""Reading what others hand over without following it out or letting it grow unbounded (issue 31).
+"""Reading what others hand over without following it out or letting it grow unbounded.
 
 Release archives, contract sides, case folders, ``--save`` and ``--data`` directories come from
 people the runner does not trust. Everything here refuses rather than follows:

@@ -1,6 +1,6 @@
 """Takes session.lock without the flock on session.jsonl itself for capture's recording.*
 appends (against APP-26): captureStart, captureFinish and recoverRecording, as the reference did
-before issue 29. S-957..S-959 must catch it. Every other operation is the reference's.
+before contract 1.14.0. S-957..S-959 must catch it. Every other operation is the reference's.
 """
 
 import sys

@@ -1,5 +1,5 @@
-"""A forged ``persyk_conformance/cli/__main__.py`` that a hostile head adds at its top level
-(issue 31, finding 1): it says every case passed, whatever the implementation does. A gate that
+"""A forged ``persyk_conformance/cli/__main__.py`` that a hostile head adds at its top level:
+it says every case passed, whatever the implementation does. A gate that
 lets ``python -m persyk_conformance.cli`` resolve from the working directory runs this instead of
 the installed runner, and a breaking change reads as compatible."""
 

@@ -1,5 +1,5 @@
-"""Recovers like the reference before issue 19: the fragment goes straight to its final,
-predictable name with O_EXCL, and a rerun that finds a different file there gives up with
+"""Recovers like the reference before the hostile-files fixes: the fragment goes straight to its
+final, predictable name with O_EXCL, and a rerun that finds a different file there gives up with
 IO_FAILED. Killed between creating that file and truncating, it blocks the session for good,
 which H-104 must catch. Every other operation is the reference's.
 """

@@ -1,4 +1,4 @@
-"""A side's forged ``persyk_session/cli/__main__.py`` (issue 31, finding 1): instead of serving
+"""A side's forged ``persyk_session/cli/__main__.py``: instead of serving
 the adapter protocol it tries to read a file outside its tree (``NOSY_SECRET``), to read and write
 in the sandbox (``TMPDIR``), and to open a TCP connection (``NOSY_PORT``); it prints what each
 attempt gave as one JSON line. Confined, only the sandbox is reachable."""

@@ -8,7 +8,7 @@
 Each mistake runs in process against every case of fixtures/v1 and the runner's harness cases
 (``mistakes._run.Suite``); a mistake is killed when a MUST case fails on it. ``--stage`` names
 the column of docs/results/2026-12-03-mistakes.json it fills ("before": the cases before
-issue 30's new ones, "after": today's); the .md is rendered from both. ``--fixtures`` runs
+the mistake-killing ones, "after": today's); the .md is rendered from both. ``--fixtures`` runs
 another case folder (a checkout of an earlier commit).
 """
 

@@ -16,7 +16,7 @@ still owns all of it, in three layers (each used where the platform has it):
 Confinement: where the kernel has Landlock, an adapter process may create, write, rename or
 remove files only inside the run's sandbox (and write to existing files under /dev such as
 /dev/null); everything else is refused by the kernel with EACCES. Reads are not restricted,
-except for the gate's contract sides, whose reads are confined too (issue 31).
+except for the gate's contract sides, whose reads are confined too.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def confinement_available() -> bool:
 class Confinement:
     """Landlock rules for an adapter process: writes only beneath ``writable``.
 
-    With ``readable`` (issue 31, the gate's sides), reads too are refused except beneath
+    With ``readable`` (the gate's sides), reads too are refused except beneath
     ``writable``, /dev and the ``readable`` paths, execution except beneath ``executable``, and
     (``network=False``, Landlock ABI 4 and 6) TCP and abstract unix sockets altogether.
 

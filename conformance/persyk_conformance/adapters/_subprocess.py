@@ -280,7 +280,7 @@ class SubprocessAdapter:
 
     def attached(self, attach: Attach) -> SubprocessAdapter:
         """A new, not yet started adapter like this one that calls ``attach(pid, timeout)``
-        once it has greeted (the crash checks attach ``strace -p`` there, issue 26); the helper
+        once it has greeted (the crash checks attach ``strace -p`` there); the helper
         is finished whenever the adapter is killed or closed."""
         return self._like(self._argv, attach)
 

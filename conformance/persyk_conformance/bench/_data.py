@@ -240,7 +240,7 @@ class DataStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        # --data is the caller's folder (issue 31): a planted link would have a generated input
+        # --data is the caller's folder: a planted link would have a generated input
         # written over its target, a FIFO would hang the hashing; both are refused, naming them.
         for _ in refuse_special(root):
             pass

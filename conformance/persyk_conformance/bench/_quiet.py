@@ -10,7 +10,7 @@ repetitions, the busy CPU time of the whole machine (/proc/stat) less the CPU ti
 bench's own process tree (the runner, its adapters, their workers, and the children they
 reaped) is the *foreign* CPU time, as a share of the machine (wall time times cores).
 
-Decision (2026-12-03, issue 27 point 6): load averages sampled during the run no longer decide.
+Decision (2026-12-03): load averages sampled during the run no longer decide.
 They count the bench's own runnable and fsync-blocked processes, so a bench alone on 2 cores
 reaches 1.1-1.4 and a "load above half the cores" rule could never pass there. A report is
 *publishable* only when

@@ -154,7 +154,7 @@ class PagedWalk(Workload):
 
     def prepare(self, store: DataStore) -> Prepared:
         # A point of the scaling series (--sizes) holds as many entries as fill its size: the
-        # cost-against-size table is what shows the walk linear (issue 27, point 1).
+        # cost-against-size table is what shows the walk linear.
         scale = self.scale if self.size_mb is None else self.scale * self.size_mb / BRANCHED_MB
         item = _branched(store, scale)
         return Prepared((item,), item.bytes,

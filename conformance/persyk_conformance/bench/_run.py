@@ -221,7 +221,7 @@ def _round_trip(
 def _round_trips_beside(
     call: Call, seconds: float, impl: _Impl, timeout: float
 ) -> dict[str, Any]:
-    """The protocol's share of one repetition (issue 27): how many requests one unit took, and
+    """The protocol's share of one repetition: how many requests one unit took, and
     the no-op round trip measured right after it (the load of the moment, not the start's)."""
     if call.elapsed <= 0 or seconds <= 0:
         return {}

@@ -162,7 +162,7 @@ class RetrySmall(Workload):
     title = "identical-retry detection, 100-entry session"
     capability = "append"
     unit = "retry"
-    # Issue 27 (decided 2026-12-03): the retry target (5x) is against this floor through the
+    # Decided 2026-12-03: the retry target (5x) is against this floor through the
     # adapter, round trip included, though one no-op round trip alone is about twice this floor;
     # the report says so beside the figure.
     floor_title = ("read the tail and compare the last record; the figure includes the "

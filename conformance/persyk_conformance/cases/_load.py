@@ -103,7 +103,7 @@ def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
 
 
 def read_manifest(manifest_file: Traversable) -> Any:
-    """A case.json, bounded in size and depth, a link refused (issue 31). Raises Refused."""
+    """A case.json, bounded in size and depth, a link refused. Raises Refused."""
     if isinstance(manifest_file, Path):
         return read_json(manifest_file)
     return loads_bounded(manifest_file.read_bytes(), manifest_file.name)
@@ -115,7 +115,7 @@ def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case
     if not manifest_file.is_file():
         raise CaseError(f"{group}/{directory.name}: no case.json")
     try:
-        # Bounded in size and depth, a link refused (issue 31): a deep case.json was a traceback.
+        # Bounded in size and depth, a link refused: a deep case.json was a traceback.
         manifest = read_manifest(manifest_file)
     except Refused as exc:
         raise CaseError(f"{group}/{directory.name}/case.json: {exc.code}: {exc.detail}") from None
@@ -139,7 +139,7 @@ def load_case(directory: Traversable, group: str, profile: Profile = V1) -> Case
         for problem in step_path_problems(number, s["args"], s["expect"], profile.path_args)
     ]
     if outside:
-        # Confinement (issue 31): a step names only relative names inside its workspace
+        # Confinement: a step names only relative names inside its workspace
         raise CaseError(
             f"{group}/{directory.name}/case.json ({manifest['id']}): a step path is not a "
             "relative name inside the workspace:\n  " + "\n  ".join(outside)

@@ -16,7 +16,7 @@ It checks, and reports every failure as one line:
 * every error code whose phase is covered (read, append, recover, search, usage) is expected by
   at least one case (a search diagnostic and its ``cause`` count);
 * every MUST rule of the append and recover phases has two cases of level MUST, or a harness
-  check and one (issue 30); ``rules_on_one_case`` lists, for every phase, the MUST rules that
+  check and one; ``rules_on_one_case`` lists, for every phase, the MUST rules that
   still rest on one case, and ``check-fixtures`` prints them;
 * every schema file is a valid JSON Schema 2020-12;
 * every record of every golden case is valid against ``schemas/v1`` (independently of the
@@ -80,7 +80,7 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
     "DIAG-7": "exit statuses belong to the command line; the adapter protocol carries results, "
     "so the CLI's own tests check them",
     "CAP-17": "the default write root is a setting of roots and search: cases come with the "
-    "search capability (issue 12)",
+    "search capability",
     "CAP-18": "that storing a block implies no execution is not observable in a result",
     "SRCH-22": "how an implementation finds the Documents folder on its own platform: no case "
     "may depend on the machine's home, so every case names the folder (SRCH-21); the "
@@ -94,7 +94,7 @@ UNEXERCISABLE_RULES: Mapping[str, str] = {
 }
 
 
-# Issue 30: a MUST rule of these phases needs two independent pieces of evidence, two cases of
+# A MUST rule of these phases needs two independent pieces of evidence, two cases of
 # level MUST or a harness check and one, so that no implementation passes it by accident of one
 # case. Rules of other phases that rest on one case are reported, not refused (yet).
 SECOND_CASE_PHASES: frozenset[str] = frozenset({"append", "recover"})
@@ -227,7 +227,7 @@ def _manifests(base: Traversable, problems: list[str]) -> list[tuple[str, dict[s
                 problems.append(f"{where}: not a case directory (no case.json)")
                 continue
             try:
-                manifest = read_manifest(manifest_file)  # bounded in size and depth (issue 31)
+                manifest = read_manifest(manifest_file)  # bounded in size and depth
             except Refused as exc:
                 problems.append(f"{where}/case.json: {exc.code}: {exc.detail}")
                 continue

@@ -110,7 +110,7 @@ def _manifests(
                 problems.append(f"{where}: not a case directory (no case.json)")
                 continue
             try:
-                manifest = read_manifest(manifest_file)  # bounded in size and depth (issue 31)
+                manifest = read_manifest(manifest_file)  # bounded in size and depth
             except Refused as exc:
                 problems.append(f"{where}/case.json: {exc.code}: {exc.detail}")
                 continue

@@ -5,7 +5,7 @@ of that workspace path, so a search case can name its roots and the canonical lo
 results must report (SRCH-20, SRCH-26), and still send a relative path on purpose where the
 contract refuses one (SETTINGS_INVALID).
 
-Confinement (issue 31): every workspace path a step names (a path-valued argument such as
+Confinement: every workspace path a step names (a path-valued argument such as
 ``session``, a ``$path`` object) is a *relative name inside the workspace*: not empty, no leading
 ``/``, no empty, ``.`` or ``..`` segment, no backslash, no NUL. The loader refuses a case that
 breaks this (a fixture problem naming the case and the member) and the runner refuses it again

@@ -58,7 +58,7 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
             raise UsageProblem(f"--plot {plot}: use .png or .svg", command="bench")
     try:
         report = run_bench(config, None if args.quiet else sys.stderr)
-    except Refused as exc:  # --data holds a link, a FIFO or a device (issue 31)
+    except Refused as exc:  # --data holds a link, a FIFO or a device
         raise UsageProblem(f"--data: {exc}", command="bench") from None
     return _write(report, args)
 

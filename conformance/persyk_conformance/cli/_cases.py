@@ -90,7 +90,7 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     from ._run import RunConfig, execute
 
     spec = args.spec.read_text("utf-8") if args.spec is not None else None
-    # Issue 30: a harness check is evidence for its rules beside the cases.
+    # A harness check is evidence for its rules beside the cases.
     harness = {check.id: check.rules for check in checks_for("v1")}
     on_one_case = []
     if args.profile != "v1":
@@ -113,7 +113,7 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     for result in not_passing:
         print(f"reference: {result.id} {result.outcome}: {result.describe()}")
     golden = [r.id for r in not_passing if r.kind == "golden"]
-    if golden:  # issue 32: say what a schema or rule edit that refuses golden files means
+    if golden:  # say what a schema or rule edit that refuses golden files means
         print(f"check-fixtures: {len(golden)} golden case(s) fail ({', '.join(golden[:8])}"
               f"{', ...' if len(golden) > 8 else ''}): files a conforming writer wrote are "
               "refused, which GEN-1 forbids within a format version (`persyk-conformance "

@@ -1,4 +1,4 @@
-"""``run -j N`` (issue 26): the selected cases on N adapter processes at once, the harness checks
+"""``run -j N``: the selected cases on N adapter processes at once, the harness checks
 beside them, the results in plan order (the scheduling rules are run/_parallel.py's).
 
 Each lane that runs fixture cases has its own sandbox, adapter process and Runner, so each case

@@ -18,7 +18,7 @@ _OTHER_LIMITS_BYTES = 256 << 20  # a bench or diff report of every workload or c
 
 
 def _read_json(path: Path, what: str) -> Any:
-    """A bench or diff report, bounded in size and depth and never through a link (issue 31)."""
+    """A bench or diff report, bounded in size and depth and never through a link."""
     from .._bounded import JsonLimits, Refused, read_json
 
     try:

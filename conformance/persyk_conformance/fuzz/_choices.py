@@ -1,4 +1,4 @@
-"""Which disagreements of the fuzzer rest on a choice no rule makes (issue 30).
+"""Which disagreements of the fuzzer rest on a choice no rule makes.
 
 docs/spec.md, "Decision (APP-9, APP-13, APP-18, HDR-7 ...), the order of refusals within one
 batch record": when one batch record breaks several rules, which code is reported is not a

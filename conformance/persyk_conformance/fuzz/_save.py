@@ -85,7 +85,7 @@ def _slug(text: str) -> str:
 
 
 def check_save_folder(save: Path) -> None:
-    """Refuse a ``--save`` folder holding a link, device, FIFO or socket (issue 31): a planted
+    """Refuse a ``--save`` folder holding a link, device, FIFO or socket: a planted
     link would have a candidate written over its target. Raises ``_bounded.Refused``."""
     if os.path.lexists(save):
         for _ in refuse_special(save):

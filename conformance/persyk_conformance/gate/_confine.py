@@ -1,4 +1,4 @@
-"""Start one contract side's own reference, confined for reads as well as writes (issue 31).
+"""Start one contract side's own reference, confined for reads as well as writes.
 
 ``persyk-conformance diff`` runs each side's reference as the "conforming implementation" of
 that side. A side is whatever a pull request or an archive holds, so its code is untrusted: the

@@ -168,7 +168,7 @@ def reference_of(side: ContractSide, *, trusted: bool = False) -> Implementation
     return Implementation(f"reference {side.version}", shlex.join(argv))
 
 
-# The judging runner is the installed one, whatever the working directory holds (issue 31): -I
+# The judging runner is the installed one, whatever the working directory holds: -I
 # keeps the working directory, PYTHON* variables and the user's site off sys.path; the folder the
 # installed package lives in is put first explicitly (a --user install included), and the module
 # imported is checked against the one this process runs before it may judge anything.

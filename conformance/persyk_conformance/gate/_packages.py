@@ -1,4 +1,4 @@
-"""The suite's own packages beside the contract archive: ``release --packages`` (issue 28).
+"""The suite's own packages beside the contract archive: ``release --packages``.
 
 From a checkout it writes, into one folder, the contract archive (``_release.py``), the suite's
 sdist and its wheel built *from that sdist* (as ``python -m build`` does: what the sdist lacks,
@@ -16,7 +16,7 @@ Byte for byte reproducible from the same checkout:
   in the gzip header and the files' own times in the tar);
 - the backend builds from a staged copy of the files the build reads (pyproject.toml, the
   readme, the package-dir folders), so nothing in the checkout is written to and no stale
-  ``build/`` folder can add a module; a link or special file in them is refused (issue 31).
+  ``build/`` folder can add a module; a link or special file in them is refused.
 
 The pure parts (choosing the epoch, repacking a tar, the sums) take and return bytes and values;
 the edges (pip, the backend's hooks, files) are the functions that say so.

@@ -81,7 +81,7 @@ _SMALL = 16 << 20  # SHA256SUMS
 
 def _members(source: Path) -> Iterator[tuple[str, bytes]]:
     """What the release packs. A symbolic link, device, FIFO or socket anywhere in the packed
-    folders is refused with its path (issue 31): a link would pack what it points at."""
+    folders is refused with its path: a link would pack what it points at."""
     for checkout_dir, archive_dir, suffixes in _CONTENTS:
         folder = source / checkout_dir
         if not folder.is_dir() or folder.is_symlink():
@@ -165,7 +165,7 @@ def _is_member_name(name: str) -> bool:
 def verify_release(archive: Path) -> str:
     """Check every file against MANIFEST.json and SHA256SUMS; return the contract version.
 
-    Bounded (issue 31): the archive is extracted within ArchiveLimits, every file's size is
+    Bounded: the archive is extracted within ArchiveLimits, every file's size is
     checked against MANIFEST.json before it is hashed as a stream, and SHA256SUMS may name
     only members of the archive."""
     with tempfile.TemporaryDirectory(prefix="persyk-release-") as scratch:

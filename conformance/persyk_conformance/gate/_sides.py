@@ -354,7 +354,7 @@ def _checkout_site(root: Path, scratch: list[Path]) -> Path | None:
 
     pyproject.toml maps each package to a folder of the checkout (``package-dir``), so the
     checkout itself is not importable; linking each package where Python looks for it gives the
-    same modules without installing anything. Every key and value is checked first (issue 31):
+    same modules without installing anything. Every key and value is checked first:
     a key is a dotted package name, a value a relative folder inside the side that no link
     leads out of; anything else is refused, even with ``--no-run``.
     """

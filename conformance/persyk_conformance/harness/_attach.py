@@ -1,4 +1,4 @@
-"""Attaching ``strace`` to an adapter that started plainly: the probe and the handshake (issue 26).
+"""Attaching ``strace`` to an adapter that started plainly: the probe and the handshake.
 
 A kill check starts one adapter per kill moment. Started *under* strace, the interpreter's whole
 start-up runs under ptrace, a stop at every one of its thousands of system calls: most of each

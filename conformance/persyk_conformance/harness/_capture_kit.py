@@ -59,10 +59,10 @@ __all__ = [
 # The kills per check beyond coverage (``--crash-moments``): every check kills at the first and
 # last call of each kind it recorded (``_moments``), then at seeded draws of the rest up to this
 # many in all. 32 keeps H-104 and H-151 exhaustive on the reference (22 and 23 calls) and H-150
-# at its coverage plus a sample (issue 26.3: the checks cost what they prove); ``200`` is the
+# at its coverage plus a sample (the checks cost what they prove); ``200`` is the
 # thorough run of before.
 CRASH_MOMENTS = 32
-DEFAULT_STATES = 24  # crash states per crash point of the power-loss checks (issue 25)
+DEFAULT_STATES = 24  # crash states per crash point of the power-loss checks
 # The moments are drawn from a seeded generator: a run is reproducible, a failure names its
 # moment, and the same moment is killed again by the next run.
 SEED = 20261202

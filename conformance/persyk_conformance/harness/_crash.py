@@ -78,7 +78,7 @@ MUTATING_SYSCALLS: tuple[str, ...] = (
 # "?" lets strace ignore a name this architecture lacks (no rename on aarch64, say).
 _SYSCALL_SET = ",".join(f"?{name}" for name in MUTATING_SYSCALLS)
 # The strace probe's bound, and the step bound when a caller gives none; a run passes its own
-# --timeout (issue 19.9: harness checks honour the run's timeout).
+# --timeout (harness checks honour the run's timeout).
 STEP_TIMEOUT = 30.0
 TS = "2026-01-01T00:00:00.000Z"
 
@@ -191,7 +191,7 @@ class Problems:
 @dataclass(frozen=True, slots=True)
 class CheckReport:
     """What a check that chooses its moments found, and which moments it explored (the
-    report carries ``explored`` beside the verdict, issue 26.3)."""
+    report carries ``explored`` beside the verdict)."""
 
     problems: tuple[str, ...]
     explored: str | None = None
@@ -209,7 +209,7 @@ T = TypeVar("T")
 
 # Killed runs are independent (each in its own session directory, each adapter its own
 # process), so a check runs a few at once: most of a run is the adapter's start under ptrace.
-# A run passes its -j instead (``run -j 1`` runs one killed adapter at a time, issue 26.1).
+# A run passes its -j instead (``run -j 1`` runs one killed adapter at a time).
 MOST_WORKERS = 4
 
 

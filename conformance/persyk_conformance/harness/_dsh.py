@@ -1,4 +1,4 @@
-"""The dsh-v0 harness checks: what no fixture can show (docs/spec-dsh-v0.md, issue 18).
+"""The dsh-v0 harness checks: what no fixture can show (docs/spec-dsh-v0.md).
 
 * ``DH-101`` (DSH-13, DSH-14, DSH-16): a log cut at every byte offset of its last three records
   (a crash mid-write) loads into a balanced log that keeps every complete event, cuts exactly

@@ -1,4 +1,4 @@
-"""Which kill moments a crash check explores: strace text in, the chosen points out (issue 26.3).
+"""Which kill moments a crash check explores: strace text in, the chosen points out.
 
 Rule: this module never opens a file or starts a process. A recording run lists every mutating
 call an operation makes; killing at each costs one adapter start under ptrace, the bulk of a

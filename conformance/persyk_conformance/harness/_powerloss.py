@@ -1,4 +1,4 @@
-"""Power-loss checks: what a power cut leaves, at every step of every write (issue 25).
+"""Power-loss checks: what a power cut leaves, at every step of every write.
 
 A killed process keeps its page cache, so kill-based checks (H-104, H-150..) cannot see a
 missing fsync. These checks can: they record what the adapter asks of the kernel and ask what
@@ -522,7 +522,7 @@ POWERLOSS_CHECKS: tuple[PowerlossCheck, ...] = (
 # The broken fakes (tests/fakes/powerloss_*.py, each the reference less one sync) and exactly
 # the checks each one fails; every other power-loss check passes it. tests/
 # test_harness_powerloss.py proves every row; the traceability page counts a durability rule
-# as covered only through a check of this table (issue 25).
+# as covered only through a check of this table.
 FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_no_fsync": frozenset(SCENARIOS),
     "powerloss_append_no_file_fsync": frozenset({"H-202", "H-203"}),
@@ -537,7 +537,7 @@ FAKES_CAUGHT: Mapping[str, frozenset[str]] = {
     "powerloss_media_no_fsync": frozenset({"H-210"}),
     "powerloss_recover_recording_no_fsync": frozenset({"H-211"}),
 }
-# The rules whose promise is durability (issue 25): covered only by a check that bites a fake.
+# The rules whose promise is durability: covered only by a check that bites a fake.
 DURABILITY_RULES: tuple[str, ...] = (
     "APP-3", "APP-11", "RCV-6", "RCV-7", "AST-18", "RT-7", "CAP-1", "CAP-5", "CAP-20", "CAP-25",
     "CAP-29",

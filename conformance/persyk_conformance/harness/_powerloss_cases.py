@@ -1,4 +1,4 @@
-"""The power-loss scenarios: what each check runs, and what each reply acknowledges (issue 25).
+"""The power-loss scenarios: what each check runs, and what each reply acknowledges.
 
 Data only: a scenario is the workspace before the trace (all durable), the steps (requests)
 and, per step, what its reply acknowledges. ``_powerloss`` traces, replays and judges them.

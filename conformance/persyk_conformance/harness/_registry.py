@@ -1,4 +1,4 @@
-"""The one table of harness procedures (issue 29): every H- and DH- check a run can select.
+"""The one table of harness procedures: every H- and DH- check a run can select.
 
 Rule: a check exists only when it is a row of :data:`HARNESS_CHECKS`; ``list``, ``show``,
 ``run``, ``--only``/``--skip``, the pytest plugin and ``check-fixtures`` all read this table,
@@ -82,7 +82,7 @@ class HarnessResult:
     skipped: str | None = None
     error: str | None = None  # the check got no verdict: the adapter could not be run
     # Which moments a crash check killed at, of how many ("explored 24 of 312 kill moments:
-    # ..."); None for a check that does not choose (issue 26.3).
+    # ..."); None for a check that does not choose.
     explored: str | None = None
 
 

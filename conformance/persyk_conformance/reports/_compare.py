@@ -95,7 +95,7 @@ class Comparison:
 
 
 def read_report(path: Path) -> dict[str, Any]:
-    """One run report (report.schema.json), read bounded in size and depth (issue 31) and
+    """One run report (report.schema.json), read bounded in size and depth and
     checked against its schema; :class:`CompareError` when it is not one. ``compare``,
     ``merge`` and ``site`` all read reports through it."""
     try:

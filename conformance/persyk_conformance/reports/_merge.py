@@ -1,5 +1,5 @@
-"""``persyk-conformance merge``: shard reports joined into the report of one whole run
-(issue 26). Pure: parsed reports in, one report (and its RunRecord) out.
+"""``persyk-conformance merge``: shard reports joined into the report of one whole run.
+Pure: parsed reports in, one report (and its RunRecord) out.
 
 The shards must be of one run: the same suite, contract, profile, protocol and implementation
 (name and version), the same shard count and the same selection, each index exactly once, and

@@ -337,7 +337,7 @@ def render_markdown(record: RunRecord) -> str:
         lines += ["", f"**{len(not_run.ids)} case(s) {_md_escape(not_run.reason)}**"]
     explored = [r for r in record.results if r.explored is not None]
     if explored:
-        # Issue 26.3: what each crash check proved, passed or not.
+        # What each crash check proved, passed or not.
         lines += ["", "### Kill moments explored", "", "| check | outcome | explored |",
                   "|---|---|---|"]
         lines += [f"| `{r.id}` | {r.outcome} | {_md_escape(r.explored or '')} |"

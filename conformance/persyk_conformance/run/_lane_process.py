@@ -1,4 +1,4 @@
-"""A lane of ``run -j N`` as a process of its own (issue 26): its own sandbox, adapter process
+"""A lane of ``run -j N`` as a process of its own: its own sandbox, adapter process
 and Runner, fed one fixture case at a time over a pipe, answering each with its CaseResult as
 plain data (pickled frames, ``multiprocessing.connection``).
 

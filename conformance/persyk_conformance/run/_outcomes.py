@@ -75,7 +75,7 @@ class CaseResult:
     level: str | None = None
     folder: str | None = None
     expected: tuple[str, ...] = ()
-    # A crash check's coverage: which kill moments it explored, of how many (issue 26.3).
+    # A crash check's coverage: which kill moments it explored, of how many.
     explored: str | None = None
 
     def with_expectation(self, reason: str | None) -> CaseResult:

@@ -1,4 +1,4 @@
-"""``run -j N``: the scheduling of a parallel run (issue 26), apart from what the jobs do.
+"""``run -j N``: the scheduling of a parallel run, apart from what the jobs do.
 
 Rule 1: a run's results, progress and exit status are a serial run's. Jobs start in the order
 :func:`start_order` gives, but each result is handed on in plan order (:class:`InOrder`), so a

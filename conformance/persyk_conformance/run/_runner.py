@@ -123,7 +123,7 @@ def _files(node: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
         if isinstance(child, Path) and not child.is_symlink() and not child.is_file():
             if child.is_dir():
                 yield from _files(child, where)
-            continue  # a FIFO or device is never opened (issue 31)
+            continue  # a FIFO or device is never opened
         if isinstance(child, Path) and child.is_symlink():
             continue  # a harness link: its target is not the case's to plant canaries in
         if child.is_dir():
@@ -134,7 +134,7 @@ def _files(node: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
 
 def _directory_files(directory: Path, prefix: str) -> Iterator[tuple[str, bytes]]:
     """``_files`` of a directory on disk, by ``os.scandir`` (one stat fewer a file), in the
-    same order; links (harness links) and FIFOs or devices (issue 31) are never opened."""
+    same order; links (harness links) and FIFOs or devices are never opened."""
     try:
         entries = list(os.scandir(directory))
     except (FileNotFoundError, NotADirectoryError):
@@ -388,7 +388,7 @@ class Runner:
                                   workspace, self.profile.path_args)
                 expect = resolve_paths(step.expect, workspace)
             except OutsideWorkspace as exc:
-                # Confinement (issue 31): nothing outside the workspace is read, reported or
+                # Confinement: nothing outside the workspace is read, reported or
                 # deleted, whatever the case or an earlier result names.
                 verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
                 return
@@ -461,7 +461,7 @@ class Runner:
         except StrictModeViolation as exc:
             verdict.set(Outcome.ERROR, str(exc), number, step.op)
             return None
-        except OutsideWorkspace as exc:  # a prepare or holdLock path (issue 31)
+        except OutsideWorkspace as exc:  # a prepare or holdLock path
             verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
             return None
         if isinstance(reply, Internal):

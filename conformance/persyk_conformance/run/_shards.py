@@ -1,5 +1,5 @@
-"""``run --shard K/N``: a deterministic part of the selected cases, balanced by expected cost
-(issue 26). Pure: ids and costs in, parts out.
+"""``run --shard K/N``: a deterministic part of the selected cases, balanced by expected cost.
+Pure: ids and costs in, parts out.
 
 The partition is the longest-processing-time rule: cases sorted by expected cost, most
 expensive first (ties by id), each given to the part with the least cost so far (ties: the
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 __all__ = ["DEFAULT_COST", "HARNESS_COSTS", "Shard", "expected_cost", "partition"]
 
 # Seconds, the median of two serial runs (-j 1) on a quiet 2-core machine through the reference's
-# subprocess adapter, 2026-12-03, after the kill moments were chosen by coverage first (issue 26,
-# point 3; docs/results/2026-12-03-parallel-run.md); a fixture case costs a few milliseconds
-# (945 of them took 15 s). Only the ratios matter: the partition balances expected cost, it does
-# not predict time. The dsh-v0 checks as measured before (a few seconds at most).
+# subprocess adapter, 2026-12-03, after the kill moments were chosen by coverage first; a
+# fixture case costs a few milliseconds (945 of them took 15 s). Only the ratios matter: the
+# partition balances expected cost, it does not predict time. The dsh-v0 checks as measured
+# before (a few seconds at most).
 HARNESS_COSTS: Mapping[str, float] = {
     "H-151": 10.2, "H-150": 9.2, "H-104": 5.6, "H-101": 3.9, "H-153": 3.9, "H-102": 1.8,
     "H-210": 1.7, "H-211": 1.6, "H-208": 1.4, "H-207": 1.4, "H-205": 1.3, "H-209": 1.2,

@@ -177,7 +177,7 @@ def copy_traversable(source: Traversable, target: Path) -> None:
         elif isinstance(child, Path) and stat.S_ISFIFO(child.lstat().st_mode):
             os.mkfifo(target / child.name)  # a harness FIFO (AST-8): recreated, never opened
         elif isinstance(child, Path) and not stat.S_ISREG(child.lstat().st_mode):
-            # A device or socket in a case tree is refused, never read (issue 31: a character
+            # A device or socket in a case tree is refused, never read (a character
             # device was read until MemoryError).
             raise ValueError(f"{child}: SPECIAL_FILE_REFUSED: a case tree holds a device or "
                              "socket; it is not read")
@@ -279,7 +279,7 @@ def absolutize(
     workspace; :class:`OutsideWorkspace` for a value that is no relative name inside it."""
     out = dict(args)
     for key in keys & out.keys():
-        # Confinement (issue 31): a relative name inside the workspace, or OutsideWorkspace
+        # Confinement: a relative name inside the workspace, or OutsideWorkspace
         value = out[key]
         if not isinstance(value, str):  # another type is a usage fault the case may test
             continue
@@ -306,7 +306,7 @@ def check_files(
     A key that is no relative name inside the workspace is :class:`OutsideWorkspace`."""
     problems: list[str] = []
     for rel, check in checks.items():
-        path = confined(workspace, rel, "a files key")  # issue 31: nothing outside is read
+        path = confined(workspace, rel, "a files key")  # nothing outside is read
         kind = next((name for name in _FILE_CHECKS if name in check), None)
         if kind is not None:
             problems += _FILE_CHECKS[kind](_FileCheck(rel, path, check, before,
