@@ -13,7 +13,7 @@ answers every request with the same canned reply at once). The floor is the same
 sent to that adapter directly, without the runner; the other benchmark runs them as cases
 (workspace, snapshots, matching, the outside check), and its ``ms_per_case`` is the runner's
 cost per case beyond the adapter's (the target: at most 2 ms). Figures go to
-docs/results/ only from a quiet machine, with its load.
+benchmarks/results/ only from a quiet machine, with its load.
 """
 
 from __future__ import annotations

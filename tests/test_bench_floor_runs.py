@@ -4,7 +4,7 @@ floor is a least time").
 
 On the 2-core VM a 35 ms parse took 47-69 ms about once in ten runs with no other process on
 the machine, so a floor of one run per repetition failed the 1.3x spread limit in 10 of 22
-workloads of a quiet run (docs/results/2026-12-04-bench-summary.md). The least of a few runs
+workloads of a quiet run (the seven benches of 2026-12-04). The least of a few runs
 is the floor's cost without the interruptions; the implementations keep one run per repetition,
 so the change can only raise their ratios."""
 

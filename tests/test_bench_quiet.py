@@ -17,7 +17,7 @@ from persyk_conformance.bench._report import compare, render_markdown, report_pr
 from persyk_conformance.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-BASELINE = ROOT / "docs" / "results" / "2026-12-02-bench.json"
+BASELINE = ROOT / "tests" / "data" / "bench-report.json"  # a whole bench of 2026-12-02
 TINY = ["--scale", "0.005", "--repeat", "2", "-q", "--only", "retry-100"]
 
 

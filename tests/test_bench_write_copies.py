@@ -2,7 +2,7 @@
 
 Otherwise the first fsync of a timed repetition writes the whole fresh copy back. The floor has
 no warm-up, so its first repetition paid it (recover-torn@1000MB in
-docs/results/2026-12-03-bench-evening.json: 0.44 s, then 0.5 ms twice, a spread of 880x, and
+the bench of 2026-12-03's evening: 0.44 s, then 0.5 ms twice, a spread of 880x, and
 in proportion to the session's size at 10 and 100 MB), while each implementation had paid it in
 its untimed probe and warm-up: the floor measured work the implementations' figures did not."""
 

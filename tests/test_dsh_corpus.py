@@ -2,7 +2,7 @@
 
 The logs are used in place (tests/_corpora.py) and only read: the pure core decides (scan,
 closers), so no byte of the corpus can change. Every log loads as it is, balanced and whole,
-except the one the real backend refuses too (docs/results/2026-12-02-dsh-corpus.md).
+except the one the real backend refuses too.
 """
 
 from __future__ import annotations

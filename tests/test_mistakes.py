@@ -1,6 +1,6 @@
 """The implementer-mistake corpus (tests/mistakes/): every mistake is caught
 by a MUST case or written down as allowed, its catching cases fail on it and pass on the
-reference, and the recorded full run (docs/results/2026-12-03-mistakes.json) agrees.
+reference, and the recorded full run (tests/mistakes/kill-score.json) agrees.
 
 Only each mistake's catching cases run here (a few each, in process): the full run of every
 case against every mistake is ``python tools/mistakes/run.py run``.
@@ -23,7 +23,7 @@ from persyk_conformance.cli import main
 from persyk_conformance.records import HEADER, jsonl, record, user
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "docs" / "results" / "2026-12-03-mistakes.json"
+RESULTS = ROOT / "tests" / "mistakes" / "kill-score.json"
 CATCHING = catching()
 CAUGHT = [m for m in MISTAKES if m.allowed is None]
 

@@ -44,7 +44,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def site(reports: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
-    bench = Path(__file__).parent.parent / "docs" / "results" / "2026-12-02-bench.json"
+    bench = Path(__file__).parent / "data" / "bench-report.json"
     assert main(["site", str(reports[0]), str(reports[1]), "--out", str(out),
                  "--bench", str(bench)]) == 0
     return out

@@ -2,7 +2,7 @@
 
 Each fake names the fsyncs it drops (or delays) by the operation that makes them and the file
 they sync; everything else is the reference's, so a power-loss check that fails on a fake
-fails for that one missing sync (docs/results/2026-12-03-powerloss.md).
+fails for that one missing sync, and for no other reason.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def render(document: Mapping[str, Any]) -> str:
     lines = [
         "# Kill score of the implementer-mistake corpus (2026-12-03)",
         "",
-        "The AST mutation score ([2026-12-02-mutation.md]"
-        "(2026-12-02-mutation.md)) measures mistakes in the reference's own code; this one "
+        "The AST mutation score (`tools/mutation/run.py`) measures mistakes in the "
+        "reference's own code; this one "
         "measures the mistakes *other* implementations make with their languages' libraries "
         "and habits. Each mistake of `tests/mistakes/` (one registry, `registry.MISTAKES`) is "
         "a layer over the reference's adapter; `python tools/mistakes/run.py run` ran every "

@@ -7,7 +7,7 @@
 
 Each mistake runs in process against every case of fixtures/v1 and the runner's harness cases
 (``mistakes._run.Suite``); a mistake is killed when a MUST case fails on it. ``--stage`` names
-the column of docs/results/2026-12-03-mistakes.json it fills ("before": the cases before
+the column of tests/mistakes/kill-score.json it fills ("before": the cases before
 the mistake-killing ones, "after": today's); the .md is rendered from both. ``--fixtures`` runs
 another case folder (a checkout of an earlier commit).
 """
@@ -28,7 +28,7 @@ from mistakes._report import STAGES, mistake_rows, render  # noqa: E402
 from mistakes._run import Suite  # noqa: E402
 from mistakes.registry import CATCHING_FILE, MISTAKES  # noqa: E402
 
-RESULTS = ROOT / "docs" / "results" / "2026-12-03-mistakes.json"
+RESULTS = ROOT / "tests" / "mistakes" / "kill-score.json"
 NOTES = [
     "* Each mistake is a layer over the reference's `dispatch` (tests/mistakes/_model.py): "
     "reading habits hand the reference the view of session.jsonl the mistaken reader would "

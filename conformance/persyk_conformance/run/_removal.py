@@ -3,7 +3,7 @@ critical path of a case (:class:`Trash`).
 
 Removing a directory is the dearest file-system call a case makes: a journal commit and, on a
 disk mounted with ``discard``, a discard of its block: 1.5-3 ms per directory on the
-development VM, where creating one costs 0.15 ms (docs/results/2026-12-03-parallel-run.md).
+development VM, where creating one costs 0.15 ms (measured 2026-12-03 for the parallel run).
 A finished workspace is therefore renamed, in one system call, into a trash directory beside
 the sandbox (outside it, so neither the "nothing changed outside the workspace" check nor a
 confined adapter sees it), and one thread removes what is there while the next case runs.
