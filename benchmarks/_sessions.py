@@ -79,9 +79,9 @@ def audio_heavy_session(target_bytes: int, payload_bytes: int = 512 * 1024) -> P
 
 
 def voice_script(minutes: int, turn: Turn, *, stop: bool = False) -> bytes:
-    """A provider-event script (docs/realtime.md) of a voice conversation: 100 ms of audio sent
-    every 100 ms, and every 5 s the events ``turn(number, at)`` gives, as (offset in ms, event),
-    received in offset order; ``stop``: a local stop at the end."""
+    """A provider-event script (docs/implementers/realtime.md) of a voice conversation: 100 ms of
+    audio sent every 100 ms, and every 5 s the events ``turn(number, at)`` gives, as (offset in ms,
+    event), received in offset order; ``stop``: a local stop at the end."""
     lines: list[dict[str, Any]] = [{"at": 0, "connection": "c1", "open": {
         "provider": "openai", "endpoint": "wss://api.openai.com/v1/realtime?model=gpt-realtime",
         "model": "gpt-realtime", "api": "realtime"}}]

@@ -8,7 +8,7 @@ failed items); the other benchmark lists every case in ``--persyk-expected-failu
 xfailed items). Both pay the same adapter and the same checks, so their ratio is what an
 expected failure costs over a failure. pytest asks each xfail for its failure text and discards
 it; before the plugin answered that cheaply, pytest's formatted traceback made the ratio about 9
-(docs/performance.md, "The pytest plugin's expected failures").
+(docs/maintainers/performance.md, "The pytest plugin's expected failures").
 """
 
 from __future__ import annotations

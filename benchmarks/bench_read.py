@@ -4,7 +4,7 @@ Run: ``.venv/bin/python -m pytest benchmarks/bench_read.py --benchmark-only``.
 Sizes: PERSYK_BENCH_VALIDATE_MB (default 100; also the size of the large-record session),
 PERSYK_BENCH_CONTEXT_ENTRIES (default 100000), PERSYK_BENCH_OPEN_MB (default 1024). Targets:
 validation at most 2x bare orjson parsing; opening 1 GB of audio-heavy records under
-100 MB peak RSS. docs/performance-read.md records where the read path's time goes.
+100 MB peak RSS. docs/maintainers/performance-read.md records where the read path's time goes.
 """
 
 from __future__ import annotations

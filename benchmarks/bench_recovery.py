@@ -1,7 +1,7 @@
 """Explicit recovery of a torn tail on a large session.
 
 Run: ``.venv/bin/python -m pytest benchmarks/bench_recovery.py --benchmark-only``.
-Size: PERSYK_BENCH_RECOVERY_MB (default 20; 1024 for the figure in docs/performance.md).
+Size: PERSYK_BENCH_RECOVERY_MB (default 20; 1024 for the figure in docs/maintainers/performance.md).
 
 RCV-15 judges an incomplete tail by its own bytes, so recovering a torn tail must cost time
 proportional to the tail, not to the file. The floor of the ``recovery`` group is the least I/O

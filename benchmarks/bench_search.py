@@ -1,8 +1,8 @@
 """Discovery and search over a repository of many sessions (SRCH-28).
 
 Run: ``.venv/bin/python -m pytest benchmarks/bench_search.py --benchmark-only``.
-Sizes: PERSYK_BENCH_SEARCH_SESSIONS (default 1000; 10000 for docs/performance.md) sessions
-holding PERSYK_BENCH_SEARCH_MB in all (default 100; 1024 for the figure).
+Sizes: PERSYK_BENCH_SEARCH_SESSIONS (default 1000; 10000 for docs/maintainers/performance.md)
+sessions holding PERSYK_BENCH_SEARCH_MB in all (default 100; 1024 for the figure).
 
 Group ``discover``: the floor lists each root with ``os.scandir``, opens every
 ``session.jsonl`` and parses its first line with orjson; discovery reads the same headers and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one script behind the CI recipes (ci/github/*/action.yml, ci/gitlab/persyk.gitlab-ci.yml;
-# docs/ci.md): each recipe maps its CI system's variables onto these and calls one subcommand.
+# docs/implementers/ci.md): each recipe maps its CI system's variables onto these and calls one subcommand.
 #
 #   install  a virtual environment with the suite: PERSYK_SUITE (the suite's checkout),
 #            PERSYK_VENV (default .persyk-venv)
@@ -82,7 +82,7 @@ case "$cmd" in
     exit "$status"
     ;;
   *)
-    say "usage: persyk-ci.sh install|run|merge|gate (docs/ci.md)"
+    say "usage: persyk-ci.sh install|run|merge|gate (docs/implementers/ci.md)"
     exit 2
     ;;
 esac

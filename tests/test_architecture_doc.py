@@ -1,4 +1,4 @@
-"""docs/architecture.md cannot go stale where it names files: its module tables, layer
+"""docs/maintainers/architecture.md cannot go stale where it names files: its module tables, layer
 tables and rule index are what tools/architecture.py writes from the code (the layer order from
 ``test_layers.LAYERS``, the one place it is kept), and every other file it names exists."""
 
@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import architecture  # noqa: E402
 
-PAGE = ROOT / "docs" / "architecture.md"
+PAGE = ROOT / "docs" / "maintainers" / "architecture.md"
 # Where a file name of the page is looked up: the checkout, then each package and source folder.
 FOLDERS = (ROOT, ROOT / "reference" / "persyk_session", ROOT / "conformance" / "persyk_conformance",
            ROOT / "contract" / "persyk_contract", ROOT / "fixtures", ROOT / "fixtures" / "_cases",
@@ -32,7 +32,7 @@ def parts() -> dict[str, str]:
 def test_the_generated_parts_of_the_page_are_current(parts: dict[str, str]) -> None:
     page = PAGE.read_text("utf-8")
     assert architecture.render(page, parts) == page, (
-        "docs/architecture.md is stale: run python tools/architecture.py")
+        "docs/maintainers/architecture.md is stale: run python tools/architecture.py")
 
 
 def test_the_staleness_check_fails_on_a_page_naming_a_removed_module(

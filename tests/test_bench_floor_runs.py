@@ -1,6 +1,6 @@
 """Each floor repetition of ``persyk-conformance bench`` is the least of ``--floor-runs`` runs,
-after an untimed warm-up as the implementations have (bench/_run.py; docs/performance.md, "The
-floor is a least time").
+after an untimed warm-up as the implementations have (bench/_run.py;
+docs/maintainers/performance.md, "The floor is a least time").
 
 On the 2-core VM a 35 ms parse took 47-69 ms about once in ten runs with no other process on
 the machine, so a floor of one run per repetition failed the 1.3x spread limit in 10 of 22

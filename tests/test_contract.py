@@ -1,5 +1,6 @@
 """The contract package (persyk_contract) is the one source both the reference and the runner
-read: schemas, rules, the error catalog and the capability table (docs/architecture.md)."""
+read: schemas, rules, the error catalog and the capability table
+(docs/maintainers/architecture.md)."""
 
 from __future__ import annotations
 

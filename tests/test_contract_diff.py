@@ -1,4 +1,5 @@
-"""``persyk-conformance diff`` classifies a contract change by running it (docs/maintainers.md).
+"""``persyk-conformance diff`` classifies a contract change by running it
+(docs/maintainers/maintainers.md).
 
 Each test edits a copy of this checkout's contract the way a maintainer would and checks the
 verdict, the exit status and the case the report names.

@@ -1,8 +1,8 @@
 """The project gates its own contract changes (issue "Gating format changes in CI").
 
 This checkout is diffed against the last released contract, the newest archive in
-``contract/releases/`` (docs/maintainers.md, "This project's own gate"): a change of a case, rule,
-code or schema must step the contract version, have its docs/changes.md section, carry
+``contract/releases/`` (docs/maintainers/maintainers.md, "This project's own gate"): a change of a
+case, rule, code or schema must step the contract version, have its docs/changes.md section, carry
 ``revised`` on an edited case, and say *breaking* when it breaks readers or writers; a change
 that refuses files valid under the release needs a new format version. Releasing a version
 replaces the archive.

@@ -1,9 +1,10 @@
 """The protocol schemas and pages say what docs/spec.md says: each limit a protocol
-schema sets is the number the spec gives, parsed from its text; the views docs/protocol.md says
-cases use are the views the cases use; every schema that spells a case id allows the digits the
-case schema allows. Until contract 1.14.0 ``run.request.json`` capped ``lockTimeout`` at 60
-while the spec said 0 to 3600, docs/protocol.md said no protocol-1 case used a view other than
-``history`` while G-110 used ``generic``, and the diff report allowed 3-digit ids only."""
+schema sets is the number the spec gives, parsed from its text; the views
+docs/implementers/protocol.md says cases use are the views the cases use; every schema that spells a
+case id allows the digits the case schema allows. Until contract 1.14.0 ``run.request.json`` capped
+``lockTimeout`` at 60 while the spec said 0 to 3600, docs/implementers/protocol.md said no
+protocol-1 case used a view other than ``history`` while G-110 used ``generic``, and the diff report
+allowed 3-digit ids only."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
-PROTOCOL = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+PROTOCOL = (ROOT / "docs" / "implementers" / "protocol.md").read_text(encoding="utf-8")
 SCHEMAS = ROOT / "schemas"
 
 
@@ -60,7 +61,8 @@ SPEC_LOCK: tuple[int, int] = (_LOWEST, _HIGHEST)
 
 
 def test_spec_and_protocol_page_give_one_lock_timeout_range() -> None:
-    page = _number(r"`lockTimeout`\? \(seconds, (\d+) to ([\d,]+)", PROTOCOL, "docs/protocol.md")
+    page = _number(r"`lockTimeout`\? \(seconds, (\d+) to ([\d,]+)", PROTOCOL,
+                   "docs/implementers/protocol.md")
     assert page == SPEC_LOCK
 
 
@@ -95,11 +97,11 @@ def test_page_size_starts_where_ctx_24_starts_it() -> None:
     assert sizes and all(node.get("minimum") == lowest for node in sizes)
 
 
-# --- views: docs/protocol.md against the cases --------------------------------------------------
+# --- views: docs/implementers/protocol.md against the cases -----------------------------------
 
 def views_the_page_names(page: str) -> frozenset[str]:
     found = re.search(r"Views the cases use: (.*?)\. No case uses", page, re.DOTALL)
-    assert found, "docs/protocol.md no longer says which views cases use"
+    assert found, "docs/implementers/protocol.md no longer says which views cases use"
     return frozenset(re.findall(r"`(history|generic|target)` \(", found.group(1)))
 
 

@@ -4,7 +4,8 @@ and no case expects any other. S-017 and S-019 expected a ``line`` on ``APPEND_L
 that no rule stated until APP-16 rev. 2 (contract 1.14.0); this test would have named them.
 
 The objects checked are the diagnostics of results: ``error``, ``errors`` and ``diagnostics``.
-A replay's ``halted`` is no diagnostic; docs/protocol.md fixes its shape (``code``, ``line``)."""
+A replay's ``halted`` is no diagnostic; docs/implementers/protocol.md fixes its shape (``code``,
+``line``)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "fixtures" / "v1"
 SPEC = (ROOT / "docs" / "spec.md").read_text(encoding="utf-8")
 DIAGNOSTIC_KEYS = ("error", "errors", "diagnostics")
-ALWAYS = frozenset({"code", "message"})  # every diagnostic has them (docs/protocol.md)
+ALWAYS = frozenset({"code", "message"})  # every diagnostic has them (docs/implementers/protocol.md)
 
 
 def _manifests() -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
-"""Every command line in README.md and docs/*.md works as copied: each fenced shell
+"""Every command line in README.md and docs/**/*.md works as copied: each fenced shell
 line is run from a copy of the README's layout after its set-up (the checkout's examples/,
-docs/ and peers/, the venv's scripts in .venv/bin and on PATH, as docs/implementers.md says),
-held to what its comment claims (an exit status, a JSON fragment, an error code), or is on the
-skip list below with its reason. A line that needs minutes runs as a named shorter twin (the
+docs/ and peers/, the venv's scripts in .venv/bin and on PATH, as docs/implementers/implementers.md
+says), held to what its comment claims (an exit status, a JSON fragment, an error code), or is on
+the skip list below with its reason. A line that needs minutes runs as a named shorter twin (the
 same command with a narrower selection or scale); a synopsis or a line that needs the reader's
 own implementation must still name a real command, checked with ``--help``."""
 
@@ -20,7 +20,7 @@ from test_readme import _run_as_written
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = Path(sysconfig.get_path("scripts"))
-SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # Run elsewhere: the README's two set-up commands are .ci/run itself; its walk through and its
 # dsh-v0 block are run line by line by tests/test_readme.py.
 ELSEWHERE = ("python3 -m venv .venv && .venv/bin/pip install . &&",
@@ -124,7 +124,7 @@ def _names_a_real_command(line: str) -> None:
 
 def _as_run(line: str, tmp: Path) -> str | None:
     """The line as this test runs it: None to skip, else with its twin's options and the
-    absolute /tmp paths of docs/realtime.md moved into this test's folder."""
+    absolute /tmp paths of docs/implementers/realtime.md moved into this test's folder."""
     if any(marker in line for marker, _ in SKIPS) or _synopsis(line):
         return None
     command, hash_, comment = line.partition("  #")

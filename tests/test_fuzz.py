@@ -1,7 +1,7 @@
-"""``persyk-conformance fuzz`` (docs/strategies.md): against the reference's own adapter it finds
-nothing; against the reference with one rule broken (tests/fakes/drops_custom_messages.py) it
-finds the disagreement, shrinks it, and saves a candidate case that the runner loads, that the
-reference passes and that the broken adapter fails."""
+"""``persyk-conformance fuzz`` (docs/implementers/strategies.md): against the reference's own
+adapter it finds nothing; against the reference with one rule broken
+(tests/fakes/drops_custom_messages.py) it finds the disagreement, shrinks it, and saves a candidate
+case that the runner loads, that the reference passes and that the broken adapter fails."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The gate runs nothing the head controls outside confinement and follows nothing out of a side
-(docs/runner-isolation.md, "Threat model").
+(docs/maintainers/runner-isolation.md, "Threat model").
 
 Each test plants what an attacker who can open a pull request or hand over an archive would: a
 forged runner at the head's top level, a reference that reads outside its tree, package-dir
@@ -195,7 +195,8 @@ def test_package_dir_entries_leading_out_of_the_side_are_refused_even_with_no_ru
 
 def release_source(target: Path) -> Path:
     copy_contract(target)
-    for name in ("spec.md", "fixtures.md", "protocol.md"):
+    for name in ("spec.md", "implementers/fixtures.md", "implementers/protocol.md"):
+        (target / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(CHECKOUT / "docs" / name, target / "docs" / name)
     return target
 

@@ -233,7 +233,7 @@ def test_every_refusal_code_raised_is_listed_and_documented() -> None:
     raised = {code for path in package.rglob("*.py")
               for code in re.findall(r'Refused\(\s*"([A-Z_]+)"', path.read_text("utf-8"))}
     assert raised and raised <= CODES, sorted(raised - CODES)
-    documented = (CHECKOUT / "docs" / "runner-isolation.md").read_text("utf-8")
+    documented = (CHECKOUT / "docs" / "maintainers" / "runner-isolation.md").read_text("utf-8")
     assert [code for code in sorted(CODES) if f"`{code}`" not in documented] == []
     with pytest.raises(ValueError, match="not a refusal code"):
         Refused("MADE_UP", "x", "a code nobody documented")

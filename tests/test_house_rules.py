@@ -1,5 +1,5 @@
-"""House rules of the code (docs/architecture.md, "House rules"): no module over 600 lines, no
-function over 60 lines, no import cycle among the modules of a package."""
+"""House rules of the code (docs/maintainers/architecture.md, "House rules"): no module over 600
+lines, no function over 60 lines, no import cycle among the modules of a package."""
 
 from __future__ import annotations
 

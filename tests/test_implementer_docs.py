@@ -1,5 +1,5 @@
-"""docs/implementers.md and docs/protocol.md are enough to write an adapter: the
-result shapes are in the schemas and the prose, the matching rule is stated, and every
+"""docs/implementers/implementers.md and docs/implementers/protocol.md are enough to write an
+adapter: the result shapes are in the schemas and the prose, the matching rule is stated, and every
 persyk-conformance command the docs show is one the command line accepts."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from persyk_conformance.cli import build_parser
 from persyk_conformance.cli._commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "implementers"
 RESULTS = json.loads(
     (files("persyk_contract.schemas") / "protocol" / "results.json").read_text("utf-8")
 )

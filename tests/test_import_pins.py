@@ -214,8 +214,8 @@ def test_unwanted_names_a_forbidden_module_and_its_submodules_only() -> None:
 
 
 # Every module of ours, and every package from outside the standard library, that a validate of
-# a small session may load in the fast mode: the start-up target (docs/performance.md) is met by
-# loading no more. A new import on this path must be added here, on purpose.
+# a small session may load in the fast mode: the start-up target (docs/maintainers/performance.md)
+# is met by loading no more. A new import on this path must be added here, on purpose.
 SMALL_VALIDATE_MAY_LOAD = frozenset({
     "persyk_contract", "persyk_contract.schemas", "orjson", "jsonschema_rs",
     *(f"{P}{name}" for name in (

@@ -1,4 +1,4 @@
-"""Every install line README.md and docs/implementers.md give works as
+"""Every install line README.md and docs/implementers/implementers.md give works as
 written: each runs in a shell in a fresh folder, then the installed suite answers ``--version``
 and passes two cases from outside the checkout, imported from the new venv (not the checkout).
 
@@ -23,7 +23,7 @@ from persyk_contract import contract_version
 from test_wheel_contents import copy_build_inputs, shared_checkout_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = (ROOT / "README.md", ROOT / "docs" / "implementers.md")
+DOCUMENTS = (ROOT / "README.md", ROOT / "docs" / "implementers" / "implementers.md")
 CHECKOUT = "/path/to/this/checkout"
 _INSTALL = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install (?P<what>\S+)"
                       r"\s*(?:#.*)?$")

@@ -1,4 +1,4 @@
-"""Pattern matching of expectations (docs/architecture.md, "Pattern matching")."""
+"""Pattern matching of expectations (docs/maintainers/architecture.md, "Pattern matching")."""
 
 from __future__ import annotations
 

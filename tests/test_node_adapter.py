@@ -41,8 +41,10 @@ def test_node_example_without_its_expected_failures_fails_the_run(tmp_path: Path
 
 
 def _documented_node_command() -> list[str]:
-    """The command docs/implementers.md gives for the example, as arguments of the CLI."""
-    text = (ROOT / "docs" / "implementers.md").read_text("utf-8").replace("\\\n", " ")
+    """The command docs/implementers/implementers.md gives for the example, as arguments of the
+    CLI."""
+    page = ROOT / "docs" / "implementers" / "implementers.md"
+    text = page.read_text("utf-8").replace("\\\n", " ")
     (line,) = [
         line for line in text.splitlines()
         if line.startswith("persyk-conformance run") and "examples/node-adapter" in line

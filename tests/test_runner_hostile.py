@@ -260,7 +260,7 @@ def test_write_beyond_the_sandbox_is_allowed_with_no_confine(
 ) -> None:
     status = main(["run", "--fixtures", str(tree), "--only", "G-001", "--no-confine",
                    "--impl", fake("write_outside", "--beyond")])
-    assert status == 0  # not seen: the run says so in docs/runner-isolation.md
+    assert status == 0  # not seen: the run says so in docs/maintainers/runner-isolation.md
     escaped = no_leftovers / "beyond-the-sandbox.txt"
     assert escaped.exists()
     escaped.unlink()  # no_leftovers checks the temporary directory is empty

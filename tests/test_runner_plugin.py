@@ -104,8 +104,8 @@ def test_expected_failures_file_of_the_command_line_is_accepted(
 
 def test_an_expected_failure_is_reported_without_a_formatted_traceback() -> None:
     # pytest asks every xfail for its failure text; building pytest's traceback for it made an
-    # expected failure ~7-9x dearer than a failure (docs/performance.md). The plugin answers
-    # with the reason alone, without touching the item (no traceback, no source lines).
+    # expected failure ~7-9x dearer than a failure (docs/maintainers/performance.md). The plugin
+    # answers with the reason alone, without touching the item (no traceback, no source lines).
     from persyk_conformance.pytest_plugin import CaseItem
 
     try:

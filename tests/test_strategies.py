@@ -1,6 +1,6 @@
-"""The exported strategies (persyk_conformance.strategies, docs/strategies.md) draw what they
-promise: valid sessions the reference accepts, single-fault mutants whose first error is the
-fault's code at the fault's line, one fault class for every code a file can produce, and append
+"""The exported strategies (persyk_conformance.strategies, docs/implementers/strategies.md) draw
+what they promise: valid sessions the reference accepts, single-fault mutants whose first error is
+the fault's code at the fault's line, one fault class for every code a file can produce, and append
 scenarios the reference answers."""
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def test_append_scenario_is_answered_by_the_reference(scenario: AppendScenario) 
 
 
 def test_documented_example_runs() -> None:
-    text = (ROOT / "docs" / "strategies.md").read_text("utf-8")
+    text = (ROOT / "docs" / "implementers" / "strategies.md").read_text("utf-8")
     block = re.search(r"```python\n(.*?)```", text, re.DOTALL)
-    assert block is not None, "docs/strategies.md lost its example"
-    exec(compile(block.group(1), "docs/strategies.md", "exec"), {})
+    assert block is not None, "docs/implementers/strategies.md lost its example"
+    exec(compile(block.group(1), "docs/implementers/strategies.md", "exec"), {})

@@ -1,9 +1,9 @@
-"""The generated parts of docs/architecture.md: the layers of both packages, every module with its
-size, its first docstring sentence and the rules it names, and the rule index (each rule prefix
-with the modules that name its rules). The page names files only where this writes it,
+"""The generated parts of docs/maintainers/architecture.md: the layers of both packages, every
+module with its size, its first docstring sentence and the rules it names, and the rule index (each
+rule prefix with the modules that name its rules). The page names files only where this writes it,
 so it cannot go stale; tests/test_architecture_doc.py fails when the page differs.
 
-    python tools/architecture.py          # rewrite the generated parts of docs/architecture.md
+    python tools/architecture.py          # rewrite the generated parts of the page
     python tools/architecture.py --check  # exit 1 when they are stale
 
 The layer order is read from tests/test_layers.py (``LAYERS``, the one place it is kept); a rule
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "architecture.md"
+PAGE = ROOT / "docs" / "maintainers" / "architecture.md"
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures")]
 
 from test_layers import LAYERS, ONLY_BASE  # noqa: E402
@@ -185,7 +185,8 @@ def render(page: str, parts: Mapping[str, str]) -> str:
         begin, end = BEGIN.format(name=name), END.format(name=name)
         start, stop = page.find(begin), page.find(end)
         if start < 0 or stop < start:
-            raise ValueError(f"docs/architecture.md has no markers for {name!r}: {begin}")
+            raise ValueError(
+                f"docs/maintainers/architecture.md has no markers for {name!r}: {begin}")
         page = page[: start + len(begin)] + "\n" + body + "\n" + page[stop:]
     return page
 
@@ -198,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wanted = render(current, sections())
     if args.check:
         if wanted != current:
-            print("docs/architecture.md is stale: run python tools/architecture.py",
+            print("docs/maintainers/architecture.md is stale: run python tools/architecture.py",
                   file=sys.stderr)
             return 1
         return 0

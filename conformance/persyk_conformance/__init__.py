@@ -1,4 +1,4 @@
-"""Conformance runner for the Persyk session format v1 (see docs/protocol.md)."""
+"""Conformance runner for the Persyk session format v1 (see docs/implementers/protocol.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def check_fixtures(
     second_case_phases: Iterable[str] | None = None,
 ) -> list[str]:
     """Every problem of the fixture tree at ``root`` (default: the installed cases); an empty
-    list means the cases are sane. See docs/fixtures.md, "Invariants and guarantees".
+    list means the cases are sane. See docs/implementers/fixtures.md, "Invariants and guarantees".
     ``second_case_phases``: phases whose MUST rules may not rest on one case."""
     # Imported here so that loading the runner (or its pytest plugin) does not load the check.
     from .cases import _sanity
@@ -57,7 +57,7 @@ def check_profile_fixtures(
 
 def unexercisable_rules() -> Mapping[str, str]:
     """The rules that no fixture case can exercise, each with its reason: exempt from the
-    coverage check (docs/fixtures.md, "Invariants and guarantees")."""
+    coverage check (docs/implementers/fixtures.md, "Invariants and guarantees")."""
     from .cases import _sanity
 
     return _sanity.UNEXERCISABLE_RULES

@@ -45,7 +45,8 @@ __all__ = [
 
 _CHUNK = 1 << 20
 
-# The stable codes of a refusal (docs/runner-isolation.md, "Threat model", lists them all).
+# The stable codes of a refusal (docs/maintainers/runner-isolation.md, "Threat model", lists them
+# all).
 CODES = frozenset({
     "LINK_REFUSED", "SPECIAL_FILE_REFUSED", "TREE_TOO_LARGE", "NOT_A_FILE", "UNREADABLE",
     "FILE_TOO_LARGE", "SIZE_MISMATCH", "JSON_TOO_LARGE", "JSON_TOO_DEEP", "JSON_INVALID",

@@ -2,8 +2,8 @@
 
 A profile owns its rules and codes (``persyk_contract.profile_rules``), its case manifest schema,
 its fixture tree (``persyk_conformance.fixtures/<folder>``), its operations and the wire schemas of
-their requests and results (docs/protocol.md, "Profiles"). The runner, the case loader, the
-fixture check and the reports read everything profile-specific from here.
+their requests and results (docs/implementers/protocol.md, "Profiles"). The runner, the case loader,
+the fixture check and the reports read everything profile-specific from here.
 """
 
 from __future__ import annotations

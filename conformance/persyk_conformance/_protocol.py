@@ -1,10 +1,10 @@
 """The adapter protocol, version 1, without I/O: messages as frozen values, encoding, decoding.
 
-Every message has a JSON Schema under ``persyk_contract.schemas/protocol`` (docs/protocol.md).
-Decoding checks each adapter message against its schema and, for a ``result``, against the
-result shape of the requested operation, so a malformed reply becomes a :class:`ProtocolViolation`
-with a readable detail rather than a confusing mismatch later. Requests are checked only in
-strict mode (they are ours; strict mode proves it).
+Every message has a JSON Schema under ``persyk_contract.schemas/protocol``
+(docs/implementers/protocol.md). Decoding checks each adapter message against its schema and, for a
+``result``, against the result shape of the requested operation, so a malformed reply becomes a
+:class:`ProtocolViolation` with a readable detail rather than a confusing mismatch later. Requests
+are checked only in strict mode (they are ours; strict mode proves it).
 """
 
 from __future__ import annotations

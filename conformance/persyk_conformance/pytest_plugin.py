@@ -63,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--persyk-impl", metavar="CMD",
                     help="run the Persyk conformance cases against this adapter command")
     group.addoption("--persyk-expected-failures", metavar="FILE",
-                    help="known failures with reasons (docs/implementers.md)")
+                    help="known failures with reasons (docs/implementers/implementers.md)")
     group.addoption("--persyk-timeout", type=float, default=10.0, metavar="SECONDS",
                     help="deadline of each step (default: 10)")
     group.addoption("--persyk-fixtures", metavar="DIR",
@@ -166,7 +166,7 @@ class _PersykItem(pytest.Item):
         if isinstance(excinfo.value, pytest.xfail.Exception):
             # pytest asks every xfail for its failure text and throws it away; pytest's own
             # formatted traceback of the plugin's frames made an xfail ~10x dearer than a
-            # failure (docs/performance.md, "The pytest plugin's expected failures").
+            # failure (docs/maintainers/performance.md, "The pytest plugin's expected failures").
             return f"xfail: {excinfo.value.msg}"
         if isinstance(excinfo.value, PersykCaseFailed):
             result = excinfo.value.result

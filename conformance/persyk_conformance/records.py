@@ -2,9 +2,9 @@
 sources, the runner's built-in harness checks, the unit tests and the benchmarks.
 
 One kit, so that a record spelled for a case, a test or a benchmark is spelled the same way
-everywhere, and a contributor learns one vocabulary (docs/fixtures.md, "The record kit"). The
-builders only spell records: none of them validates or runs an implementation. Timestamps are
-deterministic: ``t`` counts seconds after 2026-01-01T00:00:00.000Z.
+everywhere, and a contributor learns one vocabulary (docs/implementers/fixtures.md, "The record
+kit"). The builders only spell records: none of them validates or runs an implementation. Timestamps
+are deterministic: ``t`` counts seconds after 2026-01-01T00:00:00.000Z.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hypothesis strategies for Persyk v1 sessions, for implementers' property tests and for
-``persyk-conformance fuzz`` (docs/strategies.md).
+``persyk-conformance fuzz`` (docs/implementers/strategies.md).
 
 Three families, all drawn from one vocabulary of records (the record kit's spelling,
 ``persyk_conformance.records``, and the value strategies below):

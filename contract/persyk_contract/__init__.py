@@ -6,7 +6,7 @@ so that the runner never depends on the implementation it judges. Every file is 
 found through ``importlib.resources``, never a path in a checkout, so an installed copy works
 anywhere.
 
-What travels here (docs/architecture.md, "The contract package"):
+What travels here (docs/maintainers/architecture.md, "The contract package"):
 
 * ``schemas/v1/``, ``schemas/protocol/``, ``schemas/fixtures/``: JSON Schema 2020-12 of the
   records, of every adapter message and of a fixture case manifest (the checkout's top-level

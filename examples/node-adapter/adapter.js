@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A minimal Persyk conformance adapter in Node.js (protocol 1; see docs/implementers.md).
+// A minimal Persyk conformance adapter in Node.js (protocol 1; see docs/implementers/implementers.md).
 //
 // It implements "validate" honestly for a subset of the rules only: every line is terminated
 // (REC-1, REC-16), blank lines are skipped (REC-15), strict UTF-8 (REC-2), one JSON value

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A Persyk conformance adapter (protocol 1, docs/protocol.md) for pi's session manager:
+// A Persyk conformance adapter (protocol 1, docs/implementers/protocol.md) for pi's session manager:
 // @mariozechner/pi-coding-agent, pinned in package-lock.json (`npm ci` in this folder).
 //
 // The read operations are answered by pi's own code: loadEntriesFromFile (the loader

@@ -46,7 +46,7 @@ ROOT = Path(os.environ.get("PERSYK_MUTATION_ROOT") or Path(__file__).resolve().p
 PACKAGE = ROOT / "reference" / "persyk_session"
 WORKER = Path(__file__).resolve().parent / "_worker.py"
 
-# The readable core (docs/architecture.md), then the modules around it.
+# The readable core (docs/maintainers/architecture.md), then the modules around it.
 CORE: tuple[str, ...] = (
     "read/_records.py", "read/_grammar.py", "read/_schema.py", "read/_graph.py",
     "read/_entries.py", "write/_append_plan.py", "write/_recovery_plan.py", "read/_context.py",

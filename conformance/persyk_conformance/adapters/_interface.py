@@ -1,5 +1,5 @@
 """What every way of reaching an implementation is: the ``Adapter`` interface the runner, the
-harness and the bench talk to, and the errors a step can end in (docs/protocol.md).
+harness and the bench talk to, and the errors a step can end in (docs/implementers/protocol.md).
 
 The two ways live apart: ``_subprocess`` (an adapter process, the only road for another
 implementation) and ``_in_process`` (the reference called in this process, the only runner

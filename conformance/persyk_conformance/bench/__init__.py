@@ -1,3 +1,3 @@
 """``persyk-conformance bench``: seeded workloads through the adapter protocol, floors measured in
-the same run, reports, plots and ``bench compare`` (docs/performance.md).
+the same run, reports, plots and ``bench compare`` (docs/maintainers/performance.md).
 """

@@ -4,7 +4,7 @@ A floor is the least work any implementation must do for a workload's input, mea
 runner's own process in the same run, between the implementations' repetitions: parse every line
 of the same file with orjson, a bare write+fsync of the same bytes, read the tail. Every figure
 of a report is a ratio to its workload's floor, because on a shared machine only ratios measured
-together mean anything (docs/performance.md).
+together mean anything (docs/maintainers/performance.md).
 """
 
 from __future__ import annotations
@@ -167,8 +167,8 @@ def conforming_capture(session: Path, chunks: list[bytes], rate: int, started: b
 
     Six syncs (five when ``assets/`` exists), each one a rule demands before the reply or the
     write that depends on it, and none per write (a ``captureWrite`` reply promises nothing
-    durable, docs/protocol.md H-208): a missing ``assets/`` made and the session directory
-    fsynced (DUR-3: a new name); the WAV created
+    durable, docs/implementers/protocol.md H-208): a missing ``assets/`` made and the session
+    directory fsynced (DUR-3: a new name); the WAV created
     exclusively with its 44-byte placeholder header, fsynced, and ``assets/`` fsynced (CAP-20,
     DUR-3); ``recording.started`` appended and fsynced before the first frame (CAP-1, APP-11);
     the frames written as they come; the real sizes written and the WAV fsynced, then

@@ -68,8 +68,9 @@ class BenchConfig:
     sizes: tuple[float, ...] = ()  # MB at scale 1, for the scaling series
     data: Path | None = None  # keep the generated inputs here (reused when they match)
     warmup: bool = True
-    # Each floor repetition is the least of this many runs of the floor (docs/performance.md,
-    # "The floor is a least time"): one descheduling of the runner must not be the floor.
+    # Each floor repetition is the least of this many runs of the floor
+    # (docs/maintainers/performance.md, "The floor is a least time"): one descheduling of the runner
+    # must not be the floor.
     floor_runs: int = 3
 
 

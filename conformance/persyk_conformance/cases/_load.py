@@ -1,9 +1,10 @@
 """Discover and load the conformance cases shipped as package data.
 
-Cases live in ``persyk_conformance.fixtures/v1/<group>/<ID>-<slug>/case.json`` (docs/fixtures.md).
-Every manifest is validated against ``persyk_contract.schemas/fixtures/case.schema.json`` on load,
-so a runner never acts on a malformed case. Finding no case at all is an error: an empty or
-misplaced fixtures directory must not look like a clean run (as tomli's test_data asserts).
+Cases live in ``persyk_conformance.fixtures/v1/<group>/<ID>-<slug>/case.json``
+(docs/implementers/fixtures.md). Every manifest is validated against
+``persyk_contract.schemas/fixtures/case.schema.json`` on load, so a runner never acts on a malformed
+case. Finding no case at all is an error: an empty or misplaced fixtures directory must not look
+like a clean run (as tomli's test_data asserts).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def _manifest_checks(name: str) -> tuple[jsonschema_rs.Validator, Any]:
 def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
     """Schema violations of one parsed manifest, as readable lines (empty = valid).
 
-    As for records (docs/architecture.md, "Validators"): the compiled validator answers
+    As for records (docs/maintainers/architecture.md, "Validators"): the compiled validator answers
     "valid?", python-jsonschema, the oracle, explains what it refuses; tests/test_cases_loader.py
     proves the two agree on every shipped manifest and on manifests broken in each way.
     """

@@ -1,7 +1,7 @@
 """Pattern matching of a case's ``expect`` against an operation's result.
 
-The semantics are fixed by docs/architecture.md ("Pattern matching") and restated in
-docs/fixtures.md:
+The semantics are fixed by docs/maintainers/architecture.md ("Pattern matching") and restated in
+docs/implementers/fixtures.md:
 
 * an expected object matches an actual object that has each expected key with a matching value
   (extra actual keys are allowed);

@@ -45,7 +45,8 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     full, for the tests and docs that read every option."""
     parser = argparse.ArgumentParser(
         prog="persyk-conformance",
-        description="Conformance suite for the Persyk session format v1 (docs/implementers.md).",
+        description="Conformance suite for the Persyk session format v1 "
+                    "(docs/implementers/implementers.md).",
     )
     parser.add_argument(
         "--version", action="version",

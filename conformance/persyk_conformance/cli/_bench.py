@@ -1,4 +1,5 @@
-"""``persyk-conformance bench`` and ``persyk-conformance bench compare`` (docs/performance.md)."""
+"""``persyk-conformance bench`` and ``persyk-conformance bench compare``
+(docs/maintainers/performance.md)."""
 
 from __future__ import annotations
 
@@ -124,8 +125,8 @@ def register(sub: SubParsers, command: Command) -> None:
         command.name, help=command.help,
         description="Time a fixed set of generated workloads through each implementation's "
                     "adapter, interleaved, each against a floor measured in the same run, and "
-                    "write the reports (docs/performance.md). `bench compare OLD NEW` prints "
-                    "what got slower.",
+                    "write the reports (docs/maintainers/performance.md). `bench compare OLD "
+                    "NEW` prints what got slower.",
         epilog=BENCH_EPILOG.format(workloads=names,
                                    scaling=", ".join(k.name for k in SCALING)),
         formatter_class=argparse.RawDescriptionHelpFormatter,

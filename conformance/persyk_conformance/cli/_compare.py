@@ -1,5 +1,5 @@
 """``persyk-conformance compare REPORT.json ...``: several runs' reports side by side
-(docs/implementers.md); the matrix itself is ``reports._compare``."""
+(docs/implementers/implementers.md); the matrix itself is ``reports._compare``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``persyk-conformance fuzz``: its options, progress line and summary (docs/strategies.md).
+"""``persyk-conformance fuzz``: its options, progress line and summary
+(docs/implementers/strategies.md).
 
 Exit status: 0 when no disagreement was found, 1 when one was (shrunk, printed, and saved with
 ``--save``), 2 for a usage problem (bad options, hypothesis missing, nothing to compare, an
@@ -53,14 +54,16 @@ def register(sub: SubParsers, command: Command) -> None:
                       help=f"operations to compare (default: {_DEFAULT_OPS}); those whose "
                            "capability the adapter does not declare are left out")
     fuzz.add_argument("--faults", metavar="KIND,...",
-                      help="break sessions only in these fault classes (docs/strategies.md "
-                           "lists them; 'none': valid sessions only; default: every class)")
+                      help="break sessions only in these fault classes "
+                           "(docs/implementers/strategies.md lists them; 'none': valid sessions "
+                           "only; default: every class)")
     fuzz.add_argument("--time-budget", type=positive_number, default=300.0, metavar="S",
                       help="seconds for generating and shrinking together (default: 300)")
     fuzz.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
                       help="deadline of each adapter step (default: 10)")
     fuzz.add_argument("--no-confine", action="store_true",
-                      help="let the adapter write outside the sandbox (docs/runner-isolation.md)")
+                      help="let the adapter write outside the sandbox "
+                           "(docs/maintainers/runner-isolation.md)")
     fuzz.set_defaults(run=cmd_fuzz)
 
 

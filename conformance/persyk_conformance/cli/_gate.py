@@ -1,4 +1,5 @@
-"""``persyk-conformance diff`` and ``persyk-conformance release`` (docs/maintainers.md)."""
+"""``persyk-conformance diff`` and ``persyk-conformance release``
+(docs/maintainers/maintainers.md)."""
 
 from __future__ import annotations
 

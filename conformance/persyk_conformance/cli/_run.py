@@ -71,7 +71,8 @@ class RunConfig:
     expected_failures: Path | None = None
     fixtures: Path | None = None
     harness: bool = True
-    profile: str = "v1"  # the format profile whose cases run (docs/protocol.md, "Profiles")
+    # the format profile whose cases run (docs/implementers/protocol.md, "Profiles")
+    profile: str = "v1"
     confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
     crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
     powerloss_states: int = DEFAULT_STATES  # crash states per crash point (H-2xx, DH-1xx)
@@ -459,7 +460,7 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="what to print on stdout (default: text)")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     run.add_argument("--expected-failures", type=Path, metavar="FILE",
-                     help="known failures, each with a reason (docs/implementers.md)")
+                     help="known failures, each with a reason (docs/implementers/implementers.md)")
     selector_options(run)
     run.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
                      help="deadline of each step (default: 10)")
@@ -468,7 +469,7 @@ def register(sub: SubParsers, command: Command) -> None:
     run.add_argument("--no-confine", action="store_true",
                      help="let the adapter write outside the run's sandbox (by default, where "
                           "the kernel has Landlock, such writes are refused; "
-                          "docs/runner-isolation.md)")
+                          "docs/maintainers/runner-isolation.md)")
     run.add_argument("--fixtures", type=Path, metavar="DIR",
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")

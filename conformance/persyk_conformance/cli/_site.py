@@ -1,5 +1,5 @@
 """``persyk-conformance site REPORT... [--bench B.json] [--diff D.json] --out DIR``: a static
-site of run reports (docs/site.md); the pages themselves are ``site/``."""
+site of run reports (docs/maintainers/site.md); the pages themselves are ``site/``."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def register(sub: SubParsers, command: Command) -> None:
         description="Write a static site (no server, no network; works from file://) of run "
                     "reports: implementations with badges, a matrix of areas, a page per case "
                     "with each implementation's answer, the disagreements, and optionally a "
-                    "bench report and a contract diff (docs/site.md).",
+                    "bench report and a contract diff (docs/maintainers/site.md).",
     )
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT.json",
                         help="run reports (run --report FILE), one per implementation")

@@ -7,9 +7,10 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 1: it found something wrong (a case not passing, a regression, a disagreement, a breaking
   change, an archive that does not verify);
 - 2: a usage problem: bad options, a file that cannot be read, nothing selected;
-- 3: ``diff`` only: the bookkeeping of a contract change is inconsistent (docs/maintainers.md);
+- 3: ``diff`` only: the bookkeeping of a contract change is inconsistent
+(docs/maintainers/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
-  (docs/performance.md);
+  (docs/maintainers/performance.md);
 - 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
 - 130 (128 + SIGINT): interrupted; ``run`` first reports what finished (its cases and checks
   that were running finish first), ``bench`` catches it and reports what finished with its

@@ -1,4 +1,5 @@
-"""What the fuzzer sends and what it compares (``persyk-conformance fuzz``, docs/strategies.md).
+"""What the fuzzer sends and what it compares (``persyk-conformance fuzz``,
+docs/implementers/strategies.md).
 
 A *probe* is one generated input: the bytes of a ``session.jsonl`` and the steps to run on it
 (reads of a valid or single-fault session, an append scenario, a recovery of a torn tail). The
@@ -24,7 +25,8 @@ from ._strategies_sessions import EntryGraph, Line, Session, draw_entry, session
 
 __all__ = ["OPS", "READS", "Probe", "Step", "probes", "view_of"]
 
-# The operations the fuzzer can compare, and the capability each needs (docs/protocol.md).
+# The operations the fuzzer can compare, and the capability each needs
+# (docs/implementers/protocol.md).
 OPS: Mapping[str, str] = {
     "validate": "read", "context": "read", "info": "read",
     "append": "append", "remove": "append", "recover": "recover", "read": "paged-read",

@@ -1,7 +1,7 @@
 """Hypothesis strategies for append scenarios: a valid session, then a few appends and removals
-as a writer sends them (docs/protocol.md, ``append`` and ``remove``): batches that continue a
-leaf or start a branch, identical retries (APP-12), retries with other content (APP-13), batches
-that do not start at the caller's leaf (APP-16), batches refused part-way (APP-9, APP-14),
+as a writer sends them (docs/implementers/protocol.md, ``append`` and ``remove``): batches that
+continue a leaf or start a branch, identical retries (APP-12), retries with other content (APP-13),
+batches that do not start at the caller's leaf (APP-16), batches refused part-way (APP-9, APP-14),
 batches at and over the size limit (APP-8), removals (APP-18), from a leaf that names
 no entry too (APP-18 rev. 3).
 

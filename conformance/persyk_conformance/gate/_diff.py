@@ -1,4 +1,4 @@
-"""Compare two versions of the contract and classify the change (docs/maintainers.md).
+"""Compare two versions of the contract and classify the change (docs/maintainers/maintainers.md).
 
 No I/O here: both sides are loaded values (``_contract_sides``), and the evidence that needs
 running something (records against the other side's schemas, an implementation against the

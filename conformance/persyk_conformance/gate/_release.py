@@ -49,12 +49,12 @@ _SINGLE_FILES: tuple[tuple[str, str], ...] = (
     ("contract/persyk_contract/capabilities.json", "capabilities.json"),
     ("docs/spec.md", "docs/spec.md"),
     ("docs/changes.md", "docs/changes.md"),
-    ("docs/fixtures.md", "docs/fixtures.md"),
-    ("docs/protocol.md", "docs/protocol.md"),
+    ("docs/implementers/fixtures.md", "docs/implementers/fixtures.md"),
+    ("docs/implementers/protocol.md", "docs/implementers/protocol.md"),
 )
 _README = """Persyk session format: contract {version}
 
-cases/v1/      the conformance cases (docs/fixtures.md says how to read them)
+cases/v1/      the conformance cases (docs/implementers/fixtures.md says how to read them)
 schemas/       JSON Schema 2020-12: v1 records, the adapter protocol, case manifests
 rules.json     the numbered rules of docs/spec.md, with level, phase and versions
 errors.json    the error catalog; capabilities.json, the protocol's capabilities

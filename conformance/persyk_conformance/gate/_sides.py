@@ -197,7 +197,8 @@ class _Layout:
 
 
 def _layout(root: Path, scratch: list[Path]) -> _Layout:
-    if (root / "MANIFEST.json").is_file():  # a release (docs/maintainers.md, "Releases")
+    # a release (docs/maintainers/maintainers.md, "Releases")
+    if (root / "MANIFEST.json").is_file():
         site = root / "reference-python"
         return _Layout(
             fixtures=root / "cases" / "v1",

@@ -187,8 +187,8 @@ def _recover_removing() -> Scenario:
                     fragment=fragment)
 
 
-# A provider-event script with outgoing and incoming audio (docs/realtime.md): replay writes
-# media assets and then the realtime_event entries that name them (RT-7).
+# A provider-event script with outgoing and incoming audio (docs/implementers/realtime.md): replay
+# writes media assets and then the realtime_event entries that name them (RT-7).
 REPLAY_SCRIPT = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in [
     {"at": 0, "connection": "c1", "open": {"provider": "openai", "endpoint":
      "wss://api.example.com/v1/realtime?model=gpt-realtime", "model": "gpt-realtime",

@@ -1,5 +1,6 @@
-"""What the runner arranges and checks for the assets and capture cases (docs/fixtures.md,
-"Harness conditions" and the ``files`` checks), kept apart from the generic runner:
+"""What the runner arranges and checks for the assets and capture cases
+(docs/implementers/fixtures.md, "Harness conditions" and the ``files`` checks), kept apart from the
+generic runner:
 
 * ``{"$resultOf": N, "pointer": "/handle"}`` in a step's arguments is replaced by that member of
   step N's result (a capture's handle, a protocol asset's path), before the paths are made

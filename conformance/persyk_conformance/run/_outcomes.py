@@ -1,6 +1,6 @@
 """Outcomes, per-case results, the run record, and expected-failure files.
 
-Outcome meanings (docs/implementers.md repeats them for implementers):
+Outcome meanings (docs/implementers/implementers.md repeats them for implementers):
 
 * ``pass`` -- every step matched; ``fail`` -- a result did not match or a harness check failed;
 * ``error`` -- the runner got no verdict: the adapter answered ``internal`` or broke the protocol;

@@ -49,8 +49,8 @@ __all__ = [
 
 R = TypeVar("R")
 
-# The step conditions (docs/fixtures.md, "Harness conditions") that wait on a clock or limit a
-# resource: a held lock is waited for until a deadline (APP-5, APP-6, CAP-19), a file size
+# The step conditions (docs/implementers/fixtures.md, "Harness conditions") that wait on a clock or
+# limit a resource: a held lock is waited for until a deadline (APP-5, APP-6, CAP-19), a file size
 # limit (RLIMIT_FSIZE) gives a real EFBIG. Each makes its case apart (Rule 2).
 APART_CONDITIONS: frozenset[str] = frozenset({"holdLock", "fileSizeLimit"})
 # Step arguments that set a deadline inside the implementation (lockTimeout, APP-5).

@@ -15,7 +15,7 @@ An adapter must write only inside the workspace of the current case, and only in
 The runner sees every write anywhere in the sandbox outside the workspace (home/, tmp/, beside
 the workspace, the sandbox root through ``../..``, runner/); where the kernel has Landlock, the
 adapter cannot write anywhere else at all (``_processes``); elsewhere, writes beyond the sandbox
-are not seen (docs/implementers.md says what is checked where).
+are not seen (docs/implementers/implementers.md says what is checked where).
 
 Snapshots are bounded (SnapshotLimits: depth, entries, bytes hashed, time): a workspace an
 adapter blew up (thousands of nested directories, a sparse file of a tebibyte) costs its case
@@ -404,7 +404,7 @@ def _equals_records(c: _FileCheck) -> list[str]:
     )
 
 
-# Each kind of ``files`` check (docs/fixtures.md), tried in this order.
+# Each kind of ``files`` check (docs/implementers/fixtures.md), tried in this order.
 _FILE_CHECKS: Mapping[str, Callable[[_FileCheck], list[str]]] = {
     "absent": _absent,
     "exists": _exists,

@@ -1,4 +1,4 @@
-"""``persyk-conformance site``: a static site from run reports (docs/site.md).
+"""``persyk-conformance site``: a static site from run reports (docs/maintainers/site.md).
 
 ``_model`` turns reports into frozen values (sans-IO: dicts in, values out); ``_render`` writes
 the pages through Jinja2 templates (``templates/``, autoescaped: a report's text is data, never
