@@ -1,9 +1,9 @@
 """The reference's search (SRCH): what the conformance cases cannot set up.
 
-The cases (fixtures/_cases/search.py) check the contract through the adapter. These tests check
-what a case cannot express: FIFOs and hard links, files rewritten in place, forged cursors, the
-Documents folder per platform, excerpt boundaries over many inputs, the command line's exit
-statuses, and real text from the shared corpora.
+The cases (fixtures/_cases/search_golden.py, search_scenarios.py) check the contract through the
+adapter. These tests check what a case cannot express: FIFOs and hard links, files rewritten in
+place, forged cursors, the Documents folder per platform, excerpt boundaries over many inputs, the
+command line's exit statuses, and real text from the shared corpora.
 """
 
 from __future__ import annotations

@@ -265,7 +265,7 @@ class _Walker:
 
 class _Identity(ast.unaryop):
     """``not x`` with its ``not`` dropped: unparsed as ``+x`` would change the value, so the
-    node is rewritten to its operand by :func:`_drop_identity` before unparsing."""
+    node is rewritten to its operand by :class:`_DropIdentity` before unparsing."""
 
 
 class _DropIdentity(ast.NodeTransformer):

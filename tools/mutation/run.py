@@ -1,7 +1,7 @@
 """Mutation score of the conformance cases: mutate the reference, run the cases, count the kills.
 
     python tools/mutation/run.py run --sample 400 --seed 17 --budget 2400 --out mutants.jsonl
-    python tools/mutation/run.py report mutants.jsonl [--survivors tools/mutation/survivors.json]
+    python tools/mutation/run.py report mutants.jsonl [--survivors survivors.json]
     python tools/mutation/run.py show read/_records.py:12  # the mutant's change, as a diff
 
 ``run`` enumerates every mutation point (``_operators.py``) of the chosen modules, samples

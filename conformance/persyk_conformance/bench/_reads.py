@@ -1,6 +1,6 @@
 """The read workloads of ``persyk-conformance bench``: validate, context, info, a paged walk,
 search. Each checks its answer against facts computed from the generated lines
-(``_bench_data.session_facts``), never against another implementation."""
+(``_data.session_facts``), never against another implementation."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """``persyk-conformance fuzz``: differential fuzzing of an implementation against the reference.
 
-Hypothesis draws probes (``_fuzz_probes``); each runs through the implementation's adapter and
+Hypothesis draws probes (``_probes``); each runs through the implementation's adapter and
 through the reference (in this process, or through an adapter command of its own), in fresh
 copies of its session, and the contract-fixed views of the two answers are compared step by step.
 The first disagreement stops generation; hypothesis then shrinks it to a minimal probe that still
 disagrees, within the time budget, and the last disagreeing probe is what the run reports and
-saves as a candidate case (``_fuzz_save``). The adapters are the runner's own
+saves as a candidate case (``_save``). The adapters are the runner's own
 (``adapters._subprocess``): the same process ownership, confinement, deadlines and restarts as
 ``run``.
 """

@@ -1,8 +1,8 @@
 """Compare two versions of the contract and classify the change (docs/maintainers/maintainers.md).
 
-No I/O here: both sides are loaded values (``_contract_sides``), and the evidence that needs
+No I/O here: both sides are loaded values (``_sides``), and the evidence that needs
 running something (records against the other side's schemas, an implementation against the
-other side's cases) is gathered by ``_contract_evidence`` and handed in. What this module
+other side's cases) is gathered by ``_evidence`` and handed in. What this module
 decides:
 
 * what changed: cases added, removed, retired, changed (and in which aspect); rules added,

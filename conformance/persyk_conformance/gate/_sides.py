@@ -10,7 +10,7 @@
   with ``git archive`` into a temporary directory.
 
 A side is read into a :class:`ContractSide`: plain values (cases with their bytes, rules, codes,
-retired ids, schemas, the changes log), so the comparison itself (``_contract_diff``) does no I/O.
+retired ids, schemas, the changes log), so the comparison itself (``_diff``) does no I/O.
 Where the side carries the reference implementation's source, ``code_site`` is a directory that,
 put on ``PYTHONPATH``, imports that version of ``persyk_session``; the diff runs it as the
 "conforming implementation" of that side.

@@ -1,7 +1,7 @@
 """H-150 and H-151: a capture killed while it writes, and a recovery killed while it repairs.
 
 Both kill the adapter process with SIGKILL on entry to a system call that changes a file (the
-``strace`` injection of H-104, ``_harness_crash``), so every moment is a real step of the
+``strace`` injection of H-104, ``_crash``), so every moment is a real step of the
 implementation, reproducible from the seed, and no implementation cooperates or can notice.
 
 * H-150: a *recording* run captures a stream of noise in ``captureWrite`` requests of random

@@ -1,5 +1,5 @@
-"""What the capture harness checks (H-150..H-153, ``_harness_capture_kill``,
-``_harness_capture_race``) share: their options, the audio they send, the sessions they lay out,
+"""What the capture harness checks (H-150..H-153, ``_capture_kill``,
+``_capture_race``) share: their options, the audio they send, the sessions they lay out,
 the WAV oracle and the way they judge a recovered WAV.
 
 The oracle is libsndfile (``soundfile``) with ``numpy``: a reader no implementation under test
@@ -243,7 +243,7 @@ def _header_problems(path: Path, fmt: AudioFormat, count: int) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Strace:
-    """How a check starts adapters that ``strace`` records or kills (see ``_harness_crash``):
+    """How a check starts adapters that ``strace`` records or kills (see ``_crash``):
     attached after their hello where permitted, else under strace (``Tracing``)."""
 
     tracing: Tracing

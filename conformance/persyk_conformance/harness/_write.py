@@ -11,20 +11,20 @@
   order, and the file valid.
 * ``H-103`` paged read walk (CTX-24): following ``nextCursor`` from the first page yields every
   entry once, in file order, for several page sizes.
-* ``H-104`` recovery killed at every step (RCV-18, RCV-19): see ``_harness_crash``.
+* ``H-104`` recovery killed at every step (RCV-18, RCV-19): see ``_crash``.
 * ``H-150`` capture killed while writing (CAP-1, CAP-5..CAP-7, CAP-25, CAP-26): the adapter is
   killed (SIGKILL, on entry to a file-changing system call) at 200 seeded moments of a capture,
   mono and stereo; after each, a fresh adapter's ``recoverRecording`` must leave a WAV that
   libsndfile reads, whose samples are exactly the first frames sent, as many as the header and
   the answer say, no partial frame kept; the session gains one ``recording.interrupted`` and
-  nothing else, and a second recovery changes nothing. See ``_harness_capture_kill``.
+  nothing else, and a second recovery changes nothing. See ``_capture_kill``.
 * ``H-151`` recovery killed while repairing (CAP-6, CAP-27): interrupted-WAV recovery of three
   crashed captures is killed at its file-changing system calls, then rerun: every rerun ends in
   the bytes one uninterrupted recovery leaves, with one ``recording.interrupted``.
 * ``H-152`` a live capture against an append and a recovery (CAP-2..CAP-4, CAP-19, CAP-27,
   CAP-29), in three adapter processes: the asset lock is taken before the session lock, appends
   never wait for the capture, recovery and deletion are refused with ``ASSET_LOCKED`` at once,
-  and nothing deadlocks. See ``_harness_capture_race``.
+  and nothing deadlocks. See ``_capture_race``.
 * ``H-153`` deletion killed in the middle (CAP-9, CAP-10, CAP-29, CAP-30): at every moment the
   session is whole at its place or gone from it (and from discovery); a retry finishes it; the
   session beside it and its copies are untouched.
