@@ -6,7 +6,7 @@ Every append benchmark runs in one long-lived process against a session of fixed
 size (PERSYK_BENCH_SESSION_ENTRIES, default 10,000 entries), as an agent appending to a long
 conversation would. The floor of each group is measured in the same run and directory: a bare
 ``os.write`` + ``os.fsync`` of the same bytes on a descriptor opened once with ``O_APPEND``.
-Target (issue "Write path"): a single-record append at most 1.5x its floor.
+Target (docs/maintainers/performance.md): a single-record append at most 1.5x its floor.
 
 The retry groups compare a small (100) and a large (PERSYK_BENCH_RETRY_ENTRIES, default 20,000)
 session: detecting an identical retry must not grow with the session.

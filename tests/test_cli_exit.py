@@ -2,9 +2,9 @@
 docs/spec.md "Exit statuses" (DIAG-7): 0 success, 1 a contract failure, 2 a usage or I/O error.
 
 The table is checked code by code against both error catalogs; each command line (the v1
-commands, the capture and search commands, dsh) is run on an I/O error of its own. Before issue
-29 the search commands exited 1 on every error, and an output that could not be written ended
-any command with a traceback and status 1.
+commands, the capture and search commands, dsh) is run on an I/O error of its own. Once, the
+search commands exited 1 on every error, and an output that could not be written ended any
+command with a traceback and status 1.
 """
 
 from __future__ import annotations

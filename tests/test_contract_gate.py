@@ -1,4 +1,4 @@
-"""The project gates its own contract changes (issue "Gating format changes in CI").
+"""The project gates its own contract changes in CI (docs/maintainers/maintainers.md).
 
 This checkout is diffed against the last released contract, the newest archive in
 ``contract/releases/`` (docs/maintainers/maintainers.md, "This project's own gate"): a change of a

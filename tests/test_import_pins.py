@@ -251,8 +251,8 @@ def test_a_small_validate_loads_only_its_pinned_modules(places: dict[str, str]) 
 def test_the_pins_catch_a_validate_that_takes_the_typed_lane_at_any_size(
     places: dict[str, str],
 ) -> None:
-    # The broken variant: the typed lane asked for whatever the file's size, as before issue
-    # 26's start-up work (read/_store.open_session asked for it on every read).
+    # The broken variant: the typed lane asked for whatever the file's size, as before the
+    # start-up work (read/_store.open_session asked for it on every read).
     eager = ("import persyk_session.read._store as store\n"
              "store.typed_lane_pays = lambda size: True\n")
     modules = loaded_by(PINS["validate"], places, "eager lane", prelude=eager)

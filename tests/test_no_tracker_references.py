@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACKER = re.compile(r"\bissues?(?: #?|-|#)\d+", re.IGNORECASE)
+# A line break may fall between the word and the number, with a comment's "#" after it.
+TRACKER = re.compile(r"\bissues?(?:[\s#]+|-)\d+", re.IGNORECASE)
 
 
 def tracker_references(text: str) -> list[str]:
-    """Each line of ``text`` naming a ticket by number, as ``line N: the reference``."""
-    return [f"line {number}: {match.group(0)}"
-            for number, line in enumerate(text.splitlines(), 1)
-            for match in TRACKER.finditer(line)]
+    """Each ticket ``text`` names by number, as ``line N: the reference`` (N: where it starts)."""
+    return [f"line {text.count(chr(10), 0, match.start()) + 1}: {' '.join(match.group(0).split())}"
+            for match in TRACKER.finditer(text)]
 
 
 @cache
@@ -64,6 +64,8 @@ PLANTED = [
     ("a hash", "see Iss" "ue #12", ["line 1: Iss" "ue #12"]),
     ("a dash", "fixed in iss" "ue-30", ["line 1: iss" "ue-30"]),
     ("a possessive", "\nthe target of iss" "ue 26's point 3", ["line 2: iss" "ue 26"]),
+    ("a comment wrapped", "# as before iss" "ue\n    # 26's work", ["line 1: iss" "ue # 26"]),
+    ("a page wrapped", "each boundary (iss" "ue\n31).", ["line 1: iss" "ue 31"]),
 ]
 
 

@@ -271,7 +271,7 @@ def test_an_adapter_that_cannot_start_is_reported_in_a_few_lines(
     tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Once the runner gives up on the adapter, the cases it did not run are one line, not one
-    # block each (the issue counted 1,310 lines for a missing adapter).
+    # block each (a missing adapter once printed 1,310 lines).
     many = write_cases(tmp_path / "many")
     for number in range(3, 40):
         source = many / "rejection" / "R-001-syntax-error"
