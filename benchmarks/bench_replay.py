@@ -5,8 +5,8 @@ Run: ``.venv/bin/python -m pytest benchmarks/bench_replay.py --benchmark-only``.
 The script is a synthetic voice conversation of PERSYK_BENCH_REPLAY_MINUTES minutes (default 5;
 set 30 for the figure docs/maintainers/performance.md quotes): the client sends a 100 ms audio
 chunk every 100 ms (24 kHz PCM16, base64), and every 5 s the provider answers with a committed
-item, a response with two audio deltas, a transcript and response.done. Every observation is one record, appended
-and fsynced on its own, as a live capture must (RT-37, APP-8).
+item, a response with two audio deltas, a transcript and response.done. Every observation is one
+record, appended and fsynced on its own, as a live capture must (RT-37, APP-8).
 
 Floor, measured in the same run and directory: the same records' bytes written with a bare
 ``os.write`` + ``os.fsync`` per record. The extra info also gives the ratio to the
