@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [
     "contract/persyk_contract",
     "reference/persyk_session",
+    "reference/persyk_dsh",
     "conformance/persyk_conformance",
 ]
 

@@ -18,6 +18,7 @@ MAX_FUNCTION_LINES = 60
 PACKAGES: Mapping[str, Path] = {
     "persyk_contract": ROOT / "contract" / "persyk_contract",
     "persyk_session": ROOT / "reference" / "persyk_session",
+    "persyk_dsh": ROOT / "reference" / "persyk_dsh",
     "persyk_conformance": ROOT / "conformance" / "persyk_conformance",
     "_cases": ROOT / "fixtures" / "_cases",
 }

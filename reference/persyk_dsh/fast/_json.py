@@ -1,4 +1,4 @@
-"""dsh-v0's JSON in the fast mode: orjson, as it always was (``_json`` chooses)."""
+"""dsh-v0's JSON in the fast codec: orjson, as it always was."""
 
 from __future__ import annotations
 
@@ -17,6 +17,6 @@ def dumps_indented(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
-        from ._json_readable import dumps_indented as readable
+        from .._json_readable import dumps_indented as readable
 
         return readable(value)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ._codec import DshCodec
 from ._errors import DshCode, DshError
 from ._records import check_envelope, check_recovery_data
 
@@ -27,14 +28,14 @@ def encode_header(header: dict[str, Any]) -> bytes:
     return encode_record(header, pointer="/header", event_type=None)
 
 
-def encode_batch(events: Sequence[Any], next_seq: int) -> bytes:
+def encode_batch(events: Sequence[Any], next_seq: int, codec: DshCodec) -> bytes:
     """The batch as JSON Lines, one event a line, after every check; nothing on any fault."""
     lines: list[bytes] = []
     for index, event in enumerate(events):
         pointer = f"/{index}"
         check_envelope(event, line=None, pointer=pointer)  # DSH-22
         lines.append(encode_record(event, pointer=pointer, event_type=event["type"]))
-        check_recovery_data(event, line=None, pointer=pointer)
+        check_recovery_data(event, codec, line=None, pointer=pointer)
         # DSH-20: the batch continues the stored log, one seq after another.
         if event["seq"] != next_seq + index:
             raise DshError.of(DshCode.SEQ_MISMATCH, pointer=pointer + "/seq")

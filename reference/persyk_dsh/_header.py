@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import _json
+from ._codec import DshCodec
 from ._errors import DshCode, DshError
 from ._layout import bucket_name
 
@@ -56,11 +56,11 @@ def check_header(header: object, *, line: int | None = 1, pointer: str | None = 
         raise DshError.of(DshCode.HEADER_INVALID, line=line, pointer=pointer)
 
 
-def parse_header(line: bytes) -> dict[str, Any]:
+def parse_header(line: bytes, codec: DshCodec) -> dict[str, Any]:
     """The first line of a log (without its LF) as a checked header."""
     try:
-        header = _json.loads(line)
-    except _json.DecodeError:
+        header = codec.loads(line)
+    except codec.decode_error:
         raise DshError.of(DshCode.HEADER_INVALID, line=1, detail="not JSON") from None
     check_header(header)
     assert isinstance(header, dict)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._fsutil import (
+from persyk_session._fsutil import (
     append_all,
     fsync_directory,
     link_new,
@@ -28,12 +28,13 @@ from .._fsutil import (
     unlink_quietly,
     write_new_file,
 )
+
+from ._codec import DshCodec
 from ._encode import encode_batch, encode_header
 from ._errors import DshCode, DshError
 from ._header import check_header, check_location, parse_header
 from ._layout import bucket_name, is_bucket_name, is_log_name, log_name
 from ._recover import closers
-from ._scan import scan_log
 
 __all__ = ["AppendResult", "DshStore", "Loaded", "make_header"]
 
@@ -81,6 +82,7 @@ def make_header(session_id: str, cwd: str | None = None, created_at: int | None 
 @dataclass
 class DshStore:
     root: Path
+    codec: DshCodec  # chosen by the edge (``operations.mode_codec``)
     _cursors: dict[Path, _Cursor] = field(default_factory=dict)
 
     def log_path(self, header: dict[str, Any]) -> Path:
@@ -94,7 +96,7 @@ class DshStore:
         if not path.exists():
             return self._materialize(path, header, events)
         cursor = self._cursor(path, header)
-        data = encode_batch(events, cursor.next_seq)
+        data = encode_batch(events, cursor.next_seq, self.codec)
         if not data:
             return AppendResult(0, cursor.next_seq, False)
         fd = open_append(path)
@@ -122,7 +124,7 @@ class DshStore:
         self, path: Path, header: dict[str, Any], events: Sequence[Any]
     ) -> AppendResult:
         """DSH-18: temp file, fsync, hard link without overwrite, directory fsync."""
-        body = encode_batch(events, 0)
+        body = encode_batch(events, 0, self.codec)
         if not body:
             return AppendResult(0, 0, False)  # an empty batch materializes nothing
         data = encode_header(header) + body
@@ -168,13 +170,14 @@ class DshStore:
         path = self.find(session_id, cwd, exact_bucket=exact_bucket)
         data = path.read_bytes()
         with _no_cyclic_gc():
-            scan = scan_log(data)  # DSH-13: any fatal fault is raised before a byte is changed
+            # DSH-13: any fatal fault is raised before a byte is changed
+            scan = self.codec.scan_log(data)
         check_location(scan.header, session_id, path.parent.name)
         last_time = scan.events[-1]["time"] if scan.events else scan.header["createdAt"]
         added = closers(scan.events, last_time)
         size = scan.keep
         if scan.torn or added:
-            closing = encode_batch(added, len(scan.events))
+            closing = encode_batch(added, len(scan.events), self.codec)
             fd = os.open(path, os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
             try:
                 if scan.torn:
@@ -199,7 +202,7 @@ class DshStore:
                 if not (is_log_name(entry.name) and entry.is_file()):
                     continue
                 try:
-                    header = _first_line_header(Path(entry.path))
+                    header = _first_line_header(Path(entry.path), self.codec)
                     check_location(header, header["id"], bucket)
                     if log_name(header["id"]) != entry.name:
                         raise DshError.of(DshCode.HEADER_MISMATCH, line=1)
@@ -243,12 +246,12 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _first_line_header(path: Path) -> dict[str, Any]:
+def _first_line_header(path: Path, codec: DshCodec) -> dict[str, Any]:
     with path.open("rb") as handle:
         line = handle.readline(MAX_HEADER_BYTES + 1)
     if not line.endswith(b"\n"):
         raise DshError.of(DshCode.HEADER_INVALID, line=1)
-    return parse_header(line[:-1])
+    return parse_header(line[:-1], codec)
 
 
 def _make_directories(root: Path) -> bool:

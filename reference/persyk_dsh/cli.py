@@ -12,7 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from .._exit import exit_status
+from persyk_session._exit import exit_status
+
 from .operations import dumps, op_append, op_create, op_list, op_load, read_events
 
 __all__ = ["add_dsh_arguments", "cmd_dsh"]

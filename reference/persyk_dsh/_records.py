@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from itertools import accumulate, repeat
 from typing import Any
 
-from . import _json
+from ._codec import DshCodec
 from ._errors import DshCode, DshError
 from ._header import MAX_SAFE, is_count, is_safe_int
 from ._schemas import recovery_data_ok
@@ -39,11 +39,13 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def check_event(event: object, *, line: int | None, pointer: str | None = None) -> None:
+def check_event(
+    event: object, codec: DshCodec, *, line: int | None, pointer: str | None = None
+) -> None:
     """DSH-8 (envelope) and DSH-12 (the data of the types recovery reads)."""
     check_envelope(event, line=line, pointer=pointer)
     assert isinstance(event, dict)
-    check_recovery_data(event, line=line, pointer=pointer)
+    check_recovery_data(event, codec, line=line, pointer=pointer)
 
 
 def check_envelope(event: object, *, line: int | None, pointer: str | None = None) -> None:
@@ -61,11 +63,11 @@ def check_envelope(event: object, *, line: int | None, pointer: str | None = Non
 
 
 def check_recovery_data(
-    event: Mapping[str, Any], *, line: int | None, pointer: str | None = None
+    event: Mapping[str, Any], codec: DshCodec, *, line: int | None, pointer: str | None = None
 ) -> None:
     """DSH-12: the data of the types recovery reads."""
     # DSH-9: any other type passes on the envelope alone.
-    if not recovery_data_ok(event["type"], event["data"]):
+    if not recovery_data_ok(event["type"], event["data"], codec):
         raise DshError.of(
             DshCode.EVENT_INVALID, line=line, pointer=pointer, event_type=event["type"],
             detail="data of a type recovery reads",
@@ -146,15 +148,15 @@ class Unparseable(Exception):
     """DSH-7: the line is not a JSON text (the caller decides whether it is a torn write)."""
 
 
-def parse_record(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
+def parse_record(line: bytes, codec: DshCodec, *, line_number: int) -> list[dict[str, Any]]:
     """One complete record (without its LF) as the events it stores.
 
     Raises :class:`Unparseable` when the bytes are not JSON (DSH-13 lets a last line be torn),
     and :class:`DshError` for every other fault.
     """
     try:
-        value = _json.loads(line)
-    except _json.DecodeError:
+        value = codec.loads(line)
+    except codec.decode_error:
         raise Unparseable from None
     if not isinstance(value, dict):
         raise DshError.of(DshCode.LINE_UNPARSEABLE, line=line_number, detail="not an object")
@@ -163,5 +165,5 @@ def parse_record(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
     # envelope check refuses it as EVENT_INVALID.
     if isinstance(kind, str) and kind in ROW_TAGS:
         return expand_row(value, line=line_number)
-    check_event(value, line=line_number)
+    check_event(value, codec, line=line_number)
     return [value]

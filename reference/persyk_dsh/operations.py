@@ -3,19 +3,26 @@
 The command line (``persyk-session dsh ... --json``), the conformance adapter (profile
 ``dsh-v0``) and the runner's in-process path call these, so all answer alike. A refusal is a
 result ``{"error": diagnostic}``; so is a file-system failure (``DSH_IO``).
+
+The edge of the dsh core: the codec (``_codec.DshCodec``) is chosen here, once, by
+``PERSYK_SESSION_MODE`` (``persyk_session._mode_name``), and passed in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from persyk_session._mode_name import MODE
+
+from ._codec import DshCodec
 from ._errors import DshCode, DshError
-from ._json import dumps_indented
+from ._readable import ReadableCodec
 from ._store import DshStore, make_header
 
-__all__ = ["DSH_OPERATIONS", "op_append", "op_create", "op_list", "op_load"]
+__all__ = ["DSH_OPERATIONS", "mode_codec", "op_append", "op_create", "op_list", "op_load"]
 
 Operation = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -23,6 +30,16 @@ _HEADER_ARGS: Mapping[str, str] = {
     "parentSession": "parentSession", "seedLength": "seedLength",
     "delegationDepth": "delegationDepth", "origin": "origin", "agentPreset": "agentPreset",
 }
+
+
+@cache
+def mode_codec() -> DshCodec:
+    """The codec of the mode: the readable one never imports orjson or jsonschema-rs."""
+    if MODE == "readable":
+        return ReadableCodec()
+    from .fast import FastCodec
+
+    return FastCodec()
 
 
 def _usage(what: str) -> DshError:
@@ -41,7 +58,7 @@ def _string(args: Mapping[str, Any], key: str, *, required: bool = True) -> str 
 def _root(args: Mapping[str, Any]) -> DshStore:
     root = _string(args, "root")
     assert root is not None
-    return DshStore(Path(root))
+    return DshStore(Path(root), mode_codec())
 
 
 def _guarded(operation: Callable[[dict[str, Any]], dict[str, Any]]) -> Operation:
@@ -135,4 +152,4 @@ DSH_OPERATIONS: Mapping[str, Operation] = {
 
 
 def dumps(result: Mapping[str, Any]) -> bytes:
-    return dumps_indented(result)
+    return mode_codec().dumps_indented(result)
