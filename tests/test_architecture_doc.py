@@ -19,7 +19,7 @@ import architecture  # noqa: E402
 PAGE = ROOT / "docs" / "architecture.md"
 # Where a file name of the page is looked up: the checkout, then each package and source folder.
 FOLDERS = (ROOT, ROOT / "reference" / "persyk_session", ROOT / "reference" / "persyk_dsh",
-           ROOT / "conformance" / "persyk_conformance",
+           ROOT / "conformance" / "persyk_conformance", ROOT / "conformance" / "persyk_maintainers",
            ROOT / "contract" / "persyk_contract", ROOT / "fixtures", ROOT / "fixtures" / "_cases",
            ROOT / "tools")
 _NAMED_FILE = re.compile(r"`([A-Za-z0-9_./*-]+\.py)`")
@@ -65,12 +65,12 @@ def test_a_new_module_is_listed_with_its_summary_size_and_rules(tmp_path: Path) 
 
 
 def test_the_layer_tables_are_drawn_from_the_layers_test(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = architecture.sections()["persyk_conformance layers"]
-    moved = {**test_layers.LAYERS["persyk_conformance"], "gate": 5}
-    monkeypatch.setitem(architecture.LAYERS, "persyk_conformance", moved)
-    after = architecture.sections()["persyk_conformance layers"]
+    before = architecture.sections()["persyk_maintainers layers"]
+    moved = {**test_layers.LAYERS["persyk_maintainers"], "gate": 5}
+    monkeypatch.setitem(architecture.LAYERS, "persyk_maintainers", moved)
+    after = architecture.sections()["persyk_maintainers layers"]
     assert before != after
-    assert "| 5 | `gate/` |" in after and "| 7 | `gate/` |" in before
+    assert "| 5 | `gate/` |" in after and "| 1 | `gate/` |" in before
 
 
 def test_every_rule_prefix_points_to_the_reference_modules_that_name_it(

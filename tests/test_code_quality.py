@@ -15,6 +15,7 @@ PACKAGES = [
     "reference/persyk_session",
     "reference/persyk_dsh",
     "conformance/persyk_conformance",
+    "conformance/persyk_maintainers",
 ]
 
 

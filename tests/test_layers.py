@@ -25,6 +25,9 @@ LAYERS: Mapping[str, Mapping[str, int]] = {
         "reports": 5, "bench": 6, "fuzz": 6, "site": 7, "strategies": 7, "gate": 7, "cli": 8,
         "pytest_plugin": 8, "facade": 9,
     },
+    # What maintainers and publishers run, over the runner (bench, gate and site of the runner
+    # above are the former import paths of these, persyk_conformance/_moved.py).
+    "persyk_maintainers": {"bench": 1, "gate": 1, "site": 1, "cli": 2, "facade": 3},
 }
 # dsh is ranked beside read but may import the base only.
 ONLY_BASE = frozenset({("persyk_session", "dsh")})
@@ -37,6 +40,10 @@ CROSSINGS: Mapping[tuple[str, str], tuple[str, ...]] = {
     # profile (the command table, the adapter) and the former import path persyk_session.dsh.
     ("persyk_session", "persyk_dsh"): (
         "persyk_session.cli", "persyk_session.adapter", "persyk_session.dsh"),
+    # The runner an implementer installs never imports what maintainers and publishers run
+    # (one direction: persyk_maintainers imports persyk_conformance). Its command table names
+    # their commands' modules by string, resolved only when one is chosen.
+    ("persyk_conformance", "persyk_maintainers"): (),
 }
 # What the dsh-v0 backend takes from persyk_session: the durable writes, the exit-status table of
 # every reference command, and the name of the mode (dsh/__init__.py).
@@ -110,13 +117,17 @@ def test_no_module_imports_another_package_where_it_may_not() -> None:
     assert not found, "\n".join(found)
 
 
-def test_the_crossing_check_finds_a_core_reaching_dsh_and_dsh_reaching_the_v1_reader() -> None:
+def test_the_crossing_check_finds_imports_against_the_direction_between_packages() -> None:
     graph = {
+        "persyk_conformance.run._runner": {"persyk_maintainers.bench._run"},
+        "persyk_maintainers.cli._gate": {"persyk_conformance.cli._commands"},
         "persyk_session.read._store": {"persyk_dsh._scan"},
         "persyk_session.cli._dsh": {"persyk_dsh.cli"},
         "persyk_dsh._store": {"persyk_session._fsutil", "persyk_session.read._lines"},
     }
     assert crossings(graph) == [
+        "persyk_conformance.run._runner -> persyk_maintainers.bench._run (persyk_conformance "
+        "may not import persyk_maintainers here)",
         "persyk_dsh._store -> persyk_session.read._lines (persyk_dsh takes only "
         "['persyk_session._exit', 'persyk_session._fsutil', 'persyk_session._mode_name'])",
         "persyk_session.read._store -> persyk_dsh._scan (persyk_session may not import "

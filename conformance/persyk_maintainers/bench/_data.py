@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from .. import records as kit
-from .._bounded import refuse_special
+from persyk_conformance import records as kit
+from persyk_conformance._bounded import refuse_special
 
 __all__ = [
     "DataStore",

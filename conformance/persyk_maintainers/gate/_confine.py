@@ -5,7 +5,7 @@ that side. A side is whatever a pull request or an archive holds, so its code is
 runner that judges it is the installed one (``_evidence``), and the reference itself starts here,
 as the adapter command of that run::
 
-    python -I -m persyk_conformance.gate._confine --site SITE --read ROOT [--trusted]
+    python -I -m persyk_maintainers.gate._confine --site SITE --read ROOT [--trusted]
 
 which, where the kernel has Landlock, restricts this process and everything it starts to
 
@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..adapters._processes import Confinement, confinement_available
+from persyk_conformance.adapters._processes import Confinement, confinement_available
 
 __all__ = ["launcher_argv", "main", "readable_for_interpreter"]
 
@@ -40,7 +40,7 @@ _SYSTEM = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/l
 
 def launcher_argv(site_dir: Path, root: Path, *, trusted: bool) -> list[str]:
     """The adapter command that starts a side's reference through this module."""
-    argv = [sys.executable, "-I", "-m", "persyk_conformance.gate._confine",
+    argv = [sys.executable, "-I", "-m", "persyk_maintainers.gate._confine",
             "--site", str(site_dir), "--read", str(root)]
     return [*argv, "--trusted"] if trusted else argv
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._protocol import Internal, Unsupported
-from ..adapters._interface import AdapterTimedOut
-from ..adapters._subprocess import SubprocessAdapter
+from persyk_conformance._protocol import Internal, Unsupported
+from persyk_conformance.adapters._interface import AdapterTimedOut
+from persyk_conformance.adapters._subprocess import SubprocessAdapter
+
 from ._data import DataStore, Input
 
 __all__ = ["AdapterFailed", "Call", "Invalid", "NotSupported", "Prepared", "Workload", "scaled"]

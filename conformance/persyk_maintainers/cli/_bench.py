@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._bounded import JsonLimits, Refused, read_json
+from persyk_conformance._bounded import JsonLimits, Refused, read_json
+from persyk_conformance.cli._args import positive_int, positive_number
+from persyk_conformance.cli._commands import REFERENCE_ADAPTER, Command, SubParsers
+from persyk_conformance.cli._status import UsageProblem, Verdict
+
 from ..bench._plot import PlotUnavailable, plot_report
 from ..bench._report import compare, not_publishable, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
-from ._args import positive_int, positive_number
-from ._commands import REFERENCE_ADAPTER, Command, SubParsers
-from ._status import UsageProblem, Verdict
 
 __all__ = ["register"]
 

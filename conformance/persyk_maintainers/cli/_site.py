@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._commands import Command, SubParsers
-from ._status import UsageProblem, Verdict
+from persyk_conformance.cli._commands import Command, SubParsers
+from persyk_conformance.cli._status import UsageProblem, Verdict
 
 __all__ = ["cmd_site", "register"]
 
@@ -19,7 +19,7 @@ _OTHER_LIMITS_BYTES = 256 << 20  # a bench or diff report of every workload or c
 
 def _read_json(path: Path, what: str) -> Any:
     """A bench or diff report, bounded in size and depth and never through a link (issue 31)."""
-    from .._bounded import JsonLimits, Refused, read_json
+    from persyk_conformance._bounded import JsonLimits, Refused, read_json
 
     try:
         return read_json(path, JsonLimits(max_bytes=_OTHER_LIMITS_BYTES))
@@ -29,7 +29,7 @@ def _read_json(path: Path, what: str) -> Any:
 
 
 def _reports(paths: list[Path]) -> list[tuple[str, dict[str, Any]]]:
-    from ..reports._compare import CompareError, read_report
+    from persyk_conformance.reports._compare import CompareError, read_report
 
     try:
         return [(path.name, read_report(path)) for path in paths]
@@ -40,11 +40,11 @@ def _reports(paths: list[Path]) -> list[tuple[str, dict[str, Any]]]:
 def _case_texts(ids: set[str], fixtures: Path | None, profile: str) -> dict[str, str]:
     """What ``show`` prints for each case the reports hold and these fixtures have: the
     fixtures and the generated canaries loaded once, the registry's checks by their rows."""
-    from .._profiles import profile_named
-    from ..cases._load import CaseError, load_cases
-    from ..harness._registry import checks_for, harness_cases
-    from ..reports._show import render_case, show_case
-    from ..run._workspace import Sandbox
+    from persyk_conformance._profiles import profile_named
+    from persyk_conformance.cases._load import CaseError, load_cases
+    from persyk_conformance.harness._registry import checks_for, harness_cases
+    from persyk_conformance.reports._show import render_case, show_case
+    from persyk_conformance.run._workspace import Sandbox
 
     chosen = profile_named(profile)
     texts: dict[str, str] = {}

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from persyk_conformance import records as kit
 
-from .. import records as kit
 from ._data import DataStore, write_audio_session
 from ._floors import bare_appends, conforming_capture, preserve_and_cut, read_tail_record
 from ._workloads import Call, Prepared, Workload, expect, no_error, scaled

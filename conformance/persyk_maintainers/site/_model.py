@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..reports._compare import _VERDICT_OF, LEVELS, VERDICTS
+from persyk_conformance.reports._compare import _VERDICT_OF, LEVELS, VERDICTS
 
 __all__ = [
     "Answer",

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .._bounded import (
+from persyk_conformance._bounded import (
     ArchiveLimits,
     Refused,
     extract_tar,
@@ -40,6 +40,7 @@ _CONTENTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("fixtures/v1", "cases/v1", ("",)),
     ("schemas", "schemas", (".json",)),
     ("reference/persyk_session", "reference-python/persyk_session", (".py", ".typed")),
+    ("reference/persyk_dsh", "reference-python/persyk_dsh", (".py", ".typed")),
     ("contract/persyk_contract", "reference-python/persyk_contract", (".py", ".typed", ".json")),
     ("schemas", "reference-python/persyk_contract/schemas", (".py", ".json")),
 )

@@ -40,7 +40,7 @@ def _environment() -> Any:
     import jinja2  # the optional 'site' extra: only this command needs it
 
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("persyk_conformance.site", "templates"),
+        loader=jinja2.PackageLoader("persyk_maintainers.site", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True,
     )
@@ -108,7 +108,7 @@ def write_site(inputs: SiteInputs, out: Path) -> list[Path]:
             written.append(target)
     for asset in _ASSETS:
         target = out / asset
-        with (files("persyk_conformance.site") / "templates" / asset).open("rb") as source, \
+        with (files("persyk_maintainers.site") / "templates" / asset).open("rb") as source, \
                 target.open("wb") as sink:
             shutil.copyfileobj(source, sink)
         written.append(target)

@@ -7,7 +7,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .._bounded import Refused
+from persyk_conformance._bounded import Refused
+from persyk_conformance.cli._commands import Command, SubParsers
+from persyk_conformance.cli._status import UsageProblem, Verdict
+
 from ..gate._diff import ContractDiff, case_changes, compare
 from ..gate._evidence import (
     Implementation,
@@ -18,8 +21,6 @@ from ..gate._evidence import (
 from ..gate._release import ArchiveUnreadable, ReleaseError, build_release, verify_release
 from ..gate._report import dumps_diff, render_diff_markdown
 from ..gate._sides import ContractSide, SideError, load_side
-from ._commands import Command, SubParsers
-from ._status import UsageProblem, Verdict
 
 __all__ = ["diff_sides", "register"]
 
@@ -45,7 +46,9 @@ def diff_sides(
     regressions: dict[str, tuple[str, ...]] = {}
     if run:
         found, more = reference_evidence(base, head, changes, timeout, trust_head=trust_head)
-        from ..adapters._processes import confinement_available  # only when sides run
+        from persyk_conformance.adapters._processes import (
+            confinement_available,  # only when sides run
+        )
 
         if not confinement_available():
             more.append("this kernel has no Landlock: the sides' references ran with their "

@@ -22,13 +22,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from persyk_conformance._protocol import ProtocolViolation
+from persyk_conformance._version import __version__
+from persyk_conformance.adapters._interface import AdapterCrashed, AdapterTimedOut
+from persyk_conformance.adapters._subprocess import SubprocessAdapter
+from persyk_conformance.run._workspace import Sandbox
 from persyk_contract import contract_version
 
-from .._protocol import ProtocolViolation
-from .._version import __version__
-from ..adapters._interface import AdapterCrashed, AdapterTimedOut
-from ..adapters._subprocess import SubprocessAdapter
-from ..run._workspace import Sandbox
 from ._data import DataStore
 from ._floors import machine
 from ._quiet import Sample, between, cpu_shares, sample, verdict

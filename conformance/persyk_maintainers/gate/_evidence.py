@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import persyk_conformance
 import referencing
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from persyk_conformance._bounded import JsonLimits, Refused, loads_bounded, read_json
 
-from .._bounded import JsonLimits, Refused, loads_bounded, read_json
 from ._confine import launcher_argv
 from ._diff import READERS, WRITERS, CaseChange, Evidence, case_side
 from ._sides import ContractSide
@@ -184,7 +185,7 @@ _BOOT = (
 )
 # The runner's own JSON report of a few cases is a few hundred KiB at most.
 _REPORT_LIMITS = JsonLimits(max_bytes=64 << 20, max_depth=32)
-_INSTALLED = Path(__file__).resolve().parents[1] / "__init__.py"  # this runner's package
+_INSTALLED = Path(str(persyk_conformance.__file__)).resolve()  # the runner's package
 
 
 def runner_argv(arguments: Sequence[str]) -> list[str]:

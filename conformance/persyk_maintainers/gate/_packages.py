@@ -41,7 +41,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._bounded import read_regular, refuse_special
+from persyk_conformance._bounded import read_regular, refuse_special
+
 from ._release import ReleaseError, build_release
 
 __all__ = ["BuildFailed", "Packages", "SourceDate", "build_packages", "build_wheel_from_sdist",

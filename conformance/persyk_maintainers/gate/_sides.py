@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .._bounded import ArchiveLimits, Refused, extract_tar, read_json, read_regular, refuse_special
+from persyk_conformance._bounded import (
+    ArchiveLimits,
+    Refused,
+    extract_tar,
+    read_json,
+    read_regular,
+    refuse_special,
+)
 
 __all__ = ["CaseSnapshot", "ContractSide", "SideError", "load_side"]
 

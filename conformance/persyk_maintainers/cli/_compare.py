@@ -7,15 +7,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..reports._compare import (
+from persyk_conformance.cli._commands import Command, SubParsers
+from persyk_conformance.cli._status import UsageProblem, Verdict
+from persyk_conformance.reports._compare import (
     CompareError,
     compare_reports,
     render_compare_json,
     render_compare_markdown,
     render_compare_text,
 )
-from ._commands import Command, SubParsers
-from ._status import UsageProblem, Verdict
 
 __all__ = ["cmd_compare", "register"]
 
