@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 P = "persyk_session."
-# The dsh-v0 backend, under its own name and its former one (persyk_session/dsh re-exports it).
+# The dsh-v0 backend, under its own name and its former one (re-exported by persyk_session/dsh.py).
 DSH = ("persyk_dsh", f"{P}dsh")
 # Subpackages no session-file command needs (the dsh profile, search, the realtime machinery).
 NOT_OTHERS = (*DSH, f"{P}search", f"{P}realtime", f"{P}adapter")
@@ -40,7 +40,8 @@ class Pin:
 
 # What a command module of this package imports in readable mode is never a fast path.
 FAST = ("orjson", "jsonschema_rs", "msgspec")
-# The dsh profile shares nothing with the v1 reference but the durable writes (dsh/__init__.py).
+# The dsh profile shares nothing with the v1 reference but the durable writes
+# (persyk_dsh/__init__.py).
 NOT_V1 = (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime", f"{P}operations",
           *HEAVY)
 DSH_TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'

@@ -46,7 +46,7 @@ CROSSINGS: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("persyk_conformance", "persyk_maintainers"): (),
 }
 # What the dsh-v0 backend takes from persyk_session: the durable writes, the exit-status table of
-# every reference command, and the name of the mode (dsh/__init__.py).
+# every reference command, and the name of the mode (persyk_dsh/__init__.py).
 DSH_TAKES = frozenset({"persyk_session._fsutil", "persyk_session._exit",
                        "persyk_session._mode_name"})
 
