@@ -8,12 +8,13 @@ the fast twin in ``fast/``), one I/O edge (``_store``), and the operations that 
 by the mode.
 """
 
-from ._codec import DataValidator, DshCodec
+from ._codec import DshCodec
 from ._errors import DshCode, DshDiagnostic, DshError
 from ._layout import NO_CWD_BUCKET, bucket_name, encode_id, log_name
 from ._readable import ReadableCodec
 from ._recover import INTERRUPTED_TEXT, closers, orphaned_turn_start
 from ._scan import LogScan, scan_log
+from ._schemas import DataValidator
 from ._store import AppendResult, DshStore, Loaded, make_header
 from .operations import DSH_OPERATIONS, mode_codec, op_append, op_create, op_list, op_load
 

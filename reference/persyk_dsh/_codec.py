@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ._scan import LogScan
+    from ._schemas import DataValidator
 
-__all__ = ["DataValidator", "DshCodec"]
-
-
-class DataValidator(Protocol):
-    def is_valid(self, instance: Any) -> bool: ...
+__all__ = ["DshCodec"]
 
 
 class DshCodec(Protocol):

@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _json_readable, _scan
-from ._codec import DataValidator
-from ._schemas import recovery_schemas
+from ._schemas import DataValidator, recovery_validators
 
 __all__ = ["ReadableCodec"]
 
@@ -31,8 +30,7 @@ class ReadableCodec:
             # Imported here: only recovery's data checks need a validator.
             from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-            self._validators = {kind: Draft202012Validator(schema)
-                                for kind, schema in recovery_schemas().items()}
+            self._validators = recovery_validators(Draft202012Validator)
         return self._validators
 
     def scan_log(self, data: bytes) -> _scan.LogScan:

@@ -1,20 +1,21 @@
 """The data checks of the event types recovery reads (DSH-12), from schemas/dsh-v0/events.json.
 
-The schema file is the contract; a codec (``_codec.DshCodec``) compiles it once per type. Types
-not in it pass (DSH-9). The readable codec compiles with python-jsonschema, the fast one with
-jsonschema-rs; tests/test_dsh_schema_portability.py holds them to one verdict.
+The schema file is the contract; it is compiled once per type. Types not in it pass (DSH-9).
+The fast codec compiles with jsonschema-rs, the readable codec (``_readable``) with
+python-jsonschema; tests/test_dsh_schema_portability.py holds them to one verdict.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from persyk_contract import schema
 
-from ._codec import DshCodec
+if TYPE_CHECKING:
+    from ._codec import DshCodec
 
-__all__ = ["RECOVERY_TYPES", "load_dsh_schema", "recovery_data_ok", "recovery_schemas"]
+__all__ = ["RECOVERY_TYPES", "load_dsh_schema", "recovery_data_ok", "recovery_validators"]
 
 RECOVERY_TYPES: tuple[str, ...] = (
     "turn/start", "turn/end", "step/start", "step/end", "tool/call", "tool/result",
@@ -27,12 +28,17 @@ def load_dsh_schema(name: str) -> dict[str, Any]:
     return schema("dsh-v0/" + name)
 
 
-@cache
-def recovery_schemas() -> dict[str, dict[str, Any]]:
-    """One schema per type recovery reads; a type not in it passes on its envelope."""
+class DataValidator(Protocol):
+    def is_valid(self, instance: Any) -> bool: ...
+
+
+def recovery_validators(
+    compile_schema: Callable[[dict[str, Any]], DataValidator],
+) -> Mapping[str, DataValidator]:
+    """One validator per type recovery reads; a type not in it passes on its envelope."""
     events = load_dsh_schema("events.json")
     return {
-        t: {**events, "$ref": "#/$defs/" + t.replace("/", "~1")}
+        t: compile_schema({**events, "$ref": "#/$defs/" + t.replace("/", "~1")})
         for t in RECOVERY_TYPES
     }
 

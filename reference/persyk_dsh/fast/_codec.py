@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .._codec import DataValidator
 from .._scan import LogScan
-from .._schemas import recovery_schemas
+from .._schemas import DataValidator, recovery_validators
 from . import _json
 from ._scan import scan_log_inline
 
@@ -28,8 +27,7 @@ class FastCodec:
             # Imported here: only recovery's data checks need a validator.
             from jsonschema_rs import Draft202012Validator
 
-            self._validators = {kind: Draft202012Validator(schema)
-                                for kind, schema in recovery_schemas().items()}
+            self._validators = recovery_validators(Draft202012Validator)
         return self._validators
 
     def scan_log(self, data: bytes) -> LogScan:
