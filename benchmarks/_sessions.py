@@ -1,6 +1,6 @@
 """Cached large, realistic v1 sessions for the benchmarks.
 
-The generators themselves are ``persyk_conformance.bench._data``'s (seeded, so the same
+The generators themselves are ``persyk_maintainers.bench._data``'s (seeded, so the same
 parameters give the same bytes), shared with ``persyk-conformance bench``. Generated files are
 cached under the benchmark cache directory (PERSYK_BENCH_DIR, default a folder in the system temp
 directory) and keyed by their parameters, so reruns do not pay for generation. Nothing here is
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from persyk_conformance.bench._data import (
+from persyk_maintainers.bench._data import (
     conversation_records,
     write_audio_session,
     write_branched_session,

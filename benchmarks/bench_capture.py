@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._floors import conforming_capture
-from persyk_conformance.bench._writes import _STARTED, _finished
+from persyk_maintainers.bench._floors import conforming_capture
+from persyk_maintainers.bench._writes import _STARTED, _finished
 from persyk_session.media._assets import verify_asset
 from persyk_session.media._capture import (
     abandon_captures,

@@ -1,4 +1,4 @@
-"""dsh-v0 backend (persyk_session.dsh): load of a large log, append with fsync.
+"""dsh-v0 backend (persyk_dsh): load of a large log, append with fsync.
 
 Run: ``.venv/bin/python -m pytest benchmarks/bench_dsh.py --benchmark-only``.
 
@@ -26,14 +26,16 @@ from typing import Any
 
 import orjson
 import pytest
-from persyk_session.dsh import DshStore, log_name
-from persyk_session.dsh._layout import bucket_name
-from persyk_session.dsh._store import _no_cyclic_gc
+from persyk_dsh import DshStore, log_name, mode_codec
+from persyk_dsh._layout import bucket_name
+from persyk_dsh._store import _no_cyclic_gc
 
 LOAD_MB = int(os.environ.get("PERSYK_BENCH_DSH_MB", 100))
 APPEND_EVENTS = int(os.environ.get("PERSYK_BENCH_DSH_EVENTS", 10_000))
 CWD = "/home/dev/project"
 TEXT = "a chunk of streamed assistant text, as the model writes it "
+
+CODEC = mode_codec()  # the codec of PERSYK_SESSION_MODE, as the operations choose it
 
 
 def _header(session_id: str) -> dict[str, Any]:
@@ -134,7 +136,7 @@ def test_load_reference(benchmark: Any, big_log: Path) -> None:
     before = big_log.stat().st_size
 
     def load() -> int:
-        return len(DshStore(root).load("big").events)
+        return len(DshStore(root, CODEC).load("big").events)
 
     events = benchmark.pedantic(load, rounds=3, iterations=1)
     assert big_log.stat().st_size == before  # a balanced log: load wrote nothing
@@ -171,7 +173,7 @@ def test_append_floor_bare_write_fsync(benchmark: Any, floor_fd: int) -> None:
 @pytest.mark.benchmark(group="dsh-append")
 def test_append_reference(benchmark: Any, tmp_path: Path) -> None:
     path = _write_log(tmp_path, "app", events=APPEND_EVENTS)
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     header = _header("app")
     seqs = itertools.count(len(store.load("app").events))  # the cursor, as a resumed writer
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._floors import bare_appends
+from persyk_maintainers.bench._floors import bare_appends
 from persyk_session.read._context import LeafSelector
 from persyk_session.realtime._evidence import parse_script
 from persyk_session.realtime._ordering import OrderingEngine

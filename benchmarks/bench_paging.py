@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._floors import parse_every_line
+from persyk_maintainers.bench._floors import parse_every_line
 from persyk_session.read._paging import read_page, read_page_validating
 from persyk_session.read._read_cache import ReadCache
 

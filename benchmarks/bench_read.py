@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._floors import parse_every_line, parse_every_line_mapped
+from persyk_maintainers.bench._floors import parse_every_line, parse_every_line_mapped
 from persyk_session.operations import op_context
 from persyk_session.read._context import LeafSelector, effective_history, select_leaf
 from persyk_session.read._store import open_session

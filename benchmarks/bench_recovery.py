@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._floors import preserve_and_cut
-from persyk_conformance.bench._writes import FRAGMENT
+from persyk_maintainers.bench._floors import preserve_and_cut
+from persyk_maintainers.bench._writes import FRAGMENT
 from persyk_session.read._store import open_session
 from persyk_session.write._recovery import _read_tail, recover
 from persyk_session.write._recovery_plan import classify_fragment

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._floors import bare_appends
+from persyk_maintainers.bench._floors import bare_appends
 from persyk_session.read._context import LeafSelector
 from persyk_session.realtime._replay_run import replay
 from persyk_session.write._append import create_session

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 import pytest
-from persyk_conformance.bench._data import NEEDLE, NEEDLE_EVERY, write_repository
+from persyk_maintainers.bench._data import NEEDLE, NEEDLE_EVERY, write_repository
 from persyk_session.search._discovery import discover, search
 from persyk_session.search._roots import Root
 from persyk_session.search._textmatch import Query

@@ -18,7 +18,8 @@ import architecture  # noqa: E402
 
 PAGE = ROOT / "docs" / "maintainers" / "architecture.md"
 # Where a file name of the page is looked up: the checkout, then each package and source folder.
-FOLDERS = (ROOT, ROOT / "reference" / "persyk_session", ROOT / "conformance" / "persyk_conformance",
+FOLDERS = (ROOT, ROOT / "reference" / "persyk_session", ROOT / "reference" / "persyk_dsh",
+           ROOT / "conformance" / "persyk_conformance", ROOT / "conformance" / "persyk_maintainers",
            ROOT / "contract" / "persyk_contract", ROOT / "fixtures", ROOT / "fixtures" / "_cases",
            ROOT / "tools")
 _NAMED_FILE = re.compile(r"`([A-Za-z0-9_./*-]+\.py)`")
@@ -64,12 +65,12 @@ def test_a_new_module_is_listed_with_its_summary_size_and_rules(tmp_path: Path) 
 
 
 def test_the_layer_tables_are_drawn_from_the_layers_test(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = architecture.sections()["persyk_conformance layers"]
-    moved = {**test_layers.LAYERS["persyk_conformance"], "gate": 5}
-    monkeypatch.setitem(architecture.LAYERS, "persyk_conformance", moved)
-    after = architecture.sections()["persyk_conformance layers"]
+    before = architecture.sections()["persyk_maintainers layers"]
+    moved = {**test_layers.LAYERS["persyk_maintainers"], "gate": 5}
+    monkeypatch.setitem(architecture.LAYERS, "persyk_maintainers", moved)
+    after = architecture.sections()["persyk_maintainers layers"]
     assert before != after
-    assert "| 5 | `gate/` |" in after and "| 7 | `gate/` |" in before
+    assert "| 5 | `gate/` |" in after and "| 1 | `gate/` |" in before
 
 
 def test_every_rule_prefix_points_to_the_reference_modules_that_name_it(
@@ -80,7 +81,11 @@ def test_every_rule_prefix_points_to_the_reference_modules_that_name_it(
     rows = {line.split(" | ")[0].removeprefix("| ").removesuffix("-"): line
             for line in index.splitlines()[2:]}
     assert set(rows) == prefixes
-    unplaced = sorted(p for p, row in rows.items() if row.split(" | ")[2] == "none")
+    # The reference's columns: persyk_session and the dsh-v0 backend (persyk_dsh).
+    columns = [2 + i for i, folder in enumerate(architecture.PACKAGES.values())
+               if folder.parent.name == "reference"]
+    unplaced = sorted(p for p, row in rows.items()
+                      if all(row.split(" | ")[c] == "none" for c in columns))
     assert unplaced == [], f"rule prefixes no reference module names: {unplaced}"
 
 

@@ -19,9 +19,9 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from persyk_conformance.bench._data import conversation_records
-from persyk_conformance.bench._writes import _user
 from persyk_conformance.strategies import json_values, messages, timestamps
+from persyk_maintainers.bench._data import conversation_records
+from persyk_maintainers.bench._writes import _user
 from persyk_session.read import _schema
 from persyk_session.read._context import LeafSelector
 from persyk_session.read._index import IndexBuilder

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench._data import DataStore, write_text_session
-from persyk_conformance.bench._report import compare, report_problems
-from persyk_conformance.bench._run import WORKLOADS
 from persyk_conformance.cli import main
+from persyk_maintainers.bench._data import DataStore, write_text_session
+from persyk_maintainers.bench._report import compare, report_problems
+from persyk_maintainers.bench._run import WORKLOADS
 
 TINY = ["--scale", "0.005", "--repeat", "2", "-q"]
 
@@ -176,7 +176,7 @@ def test_an_unsupported_answer_is_reported_unsupported_and_exits_zero(tmp_path: 
 def test_an_interrupted_run_reports_the_workloads_that_finished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from persyk_conformance.bench import _run as _bench_run
+    from persyk_maintainers.bench import _run as _bench_run
 
     real = _bench_run._run_workload
     calls: list[str] = []
@@ -253,7 +253,7 @@ def test_sizes_make_a_scaling_series_and_only_selects_by_glob(
 def test_a_paged_walk_point_holds_entries_in_proportion_to_its_size(tmp_path: Path) -> None:
     # The paged walk is a scaling series, so the cost-against-size table can show it
     # linear; each point's session must grow with the point's size, not stay at 100,000 entries.
-    from persyk_conformance.bench._run import BenchConfig, workloads_for
+    from persyk_maintainers.bench._run import BenchConfig, workloads_for
 
     points = workloads_for(BenchConfig(impls=(), scale=0.1, sizes=(10.0, 40.0),
                                        only=("paged-walk*",)))
@@ -286,7 +286,7 @@ def test_generated_inputs_are_reused_only_while_their_bytes_match(tmp_path: Path
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_the_plot_is_written(reference_run: dict[str, Any], tmp_path: Path, suffix: str) -> None:
     pytest.importorskip("matplotlib", reason="plots need the 'plot' extra (matplotlib)")
-    from persyk_conformance.bench._plot import plot_report
+    from persyk_maintainers.bench._plot import plot_report
 
     report = copy.deepcopy(reference_run["report"])
     # A scaling series of two points, as --sizes makes, for the cost-against-size panel.

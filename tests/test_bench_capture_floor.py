@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance import records as kit
-from persyk_conformance.bench._floors import conforming_capture
-from persyk_conformance.bench._writes import _STARTED, RATE, _finished, _line
+from persyk_maintainers.bench._floors import conforming_capture
+from persyk_maintainers.bench._writes import _STARTED, RATE, _finished, _line
 from persyk_session import open_session
 
 CHUNKS = [bytes([i]) * 4800 for i in range(10)]  # one second of 24 kHz mono, ten writes

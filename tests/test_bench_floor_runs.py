@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench import _run
-from persyk_conformance.bench._floors import read_tail_record
-from persyk_conformance.bench._reads import ValidateShort
 from persyk_conformance.cli import main
+from persyk_maintainers.bench import _run
+from persyk_maintainers.bench._floors import read_tail_record
+from persyk_maintainers.bench._reads import ValidateShort
 
 TINY = ["--scale", "0.005", "--repeat", "2", "-q"]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.bench import _run
-from persyk_conformance.bench._quiet import Sample, between, sample, verdict
-from persyk_conformance.bench._report import compare, render_markdown, report_problems
 from persyk_conformance.cli import main
+from persyk_maintainers.bench import _run
+from persyk_maintainers.bench._quiet import Sample, between, sample, verdict
+from persyk_maintainers.bench._report import compare, render_markdown, report_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / "tests" / "data" / "bench-report.json"  # a whole bench of 2026-12-02

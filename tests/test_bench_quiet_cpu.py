@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from persyk_conformance.bench._proc import parse_process_stat, read_process_table
-from persyk_conformance.bench._quiet import cpu_shares, own_tree_ticks, sample
+from persyk_maintainers.bench._proc import parse_process_stat, read_process_table
+from persyk_maintainers.bench._quiet import cpu_shares, own_tree_ticks, sample
 
 LINUX_PROC = Path("/proc/stat").is_file() and Path("/proc/self/stat").is_file()
 

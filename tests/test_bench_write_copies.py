@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from persyk_conformance.bench._data import DataStore
-from persyk_conformance.bench._writes import AppendSingle, RecoverTorn, RetrySmall
+from persyk_maintainers.bench._data import DataStore
+from persyk_maintainers.bench._writes import AppendSingle, RecoverTorn, RetrySmall
 
 
 @pytest.mark.parametrize("kind", [AppendSingle, RetrySmall, RecoverTorn],

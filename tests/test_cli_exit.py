@@ -151,8 +151,8 @@ def test_every_command_maps_its_result_through_the_table(
 def test_dsh_maps_its_result_through_the_table(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], code: str, status: int
 ) -> None:
+    from persyk_dsh import cli as dsh_cli
     from persyk_session.cli import main
-    from persyk_session.dsh import cli as dsh_cli
 
     failing = {"error": {"code": code, "message": "fixed"}}
     monkeypatch.setattr(dsh_cli, "op_list", lambda args: failing)

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [
     "contract/persyk_contract",
     "reference/persyk_session",
+    "reference/persyk_dsh",
     "conformance/persyk_conformance",
+    "conformance/persyk_maintainers",
 ]
 
 

@@ -92,6 +92,7 @@ def _private(name: str) -> bool:
 
 
 RUNNER_PACKAGE = ROOT / "conformance" / "persyk_conformance"
+MAINTAINERS_PACKAGE = ROOT / "conformance" / "persyk_maintainers"
 RUNNER = sorted(RUNNER_PACKAGE.rglob("*.py"))
 
 
@@ -103,15 +104,18 @@ def test_runner_imports_no_private_module_of_the_reference(source: Path) -> None
 
 
 def reference_users(package: Path) -> list[str]:
-    """The modules under ``package`` that import ``persyk_session`` (anywhere in the module)."""
+    """The modules under ``package`` that import the reference, ``persyk_session`` or its dsh-v0
+    backend ``persyk_dsh`` (anywhere in the module)."""
     return sorted(p.relative_to(package).as_posix() for p in sorted(package.rglob("*.py"))
-                  if any(n.split(".")[0] == "persyk_session" for n in _imports(p)))
+                  if any(n.split(".")[0] in ("persyk_session", "persyk_dsh") for n in _imports(p)))
 
 
 def test_runner_imports_the_reference_only_for_its_in_process_mode() -> None:
     # The in-process adapter is the one runner module that may reach the reference
     # directly; the subprocess adapter, the harness and the CLI go through an adapter command.
     assert reference_users(RUNNER_PACKAGE) == ["adapters/_in_process.py"]
+    # What maintainers run reaches a reference as a process too (a contract side's, confined).
+    assert reference_users(MAINTAINERS_PACKAGE) == []
 
 
 def test_the_reference_import_pin_catches_the_subprocess_adapter_importing_it(

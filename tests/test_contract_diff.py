@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from persyk_conformance.cli import main
-from persyk_conformance.cli._gate import diff_sides
-from persyk_conformance.gate._diff import READERS, WRITERS, ContractDiff, changes_since
-from persyk_conformance.gate._evidence import Implementation
-from persyk_conformance.gate._report import diff_to_json, render_diff_markdown
-from persyk_conformance.gate._sides import ContractSide, load_side
+from persyk_maintainers.cli._gate import diff_sides
+from persyk_maintainers.gate._diff import READERS, WRITERS, ContractDiff, changes_since
+from persyk_maintainers.gate._evidence import Implementation
+from persyk_maintainers.gate._report import diff_to_json, render_diff_markdown
+from persyk_maintainers.gate._sides import ContractSide, load_side
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 _COPIED = ("fixtures/v1", "schemas", "contract/persyk_contract", "reference/persyk_session")

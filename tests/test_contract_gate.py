@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from persyk_conformance.cli._gate import diff_sides
-from persyk_conformance.gate._release import verify_release
-from persyk_conformance.gate._report import render_diff_markdown
-from persyk_conformance.gate._sides import load_side
+from persyk_maintainers.cli._gate import diff_sides
+from persyk_maintainers.gate._release import verify_release
+from persyk_maintainers.gate._report import render_diff_markdown
+from persyk_maintainers.gate._sides import load_side
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 RELEASES = CHECKOUT / "contract" / "releases"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance.cli import main
-from persyk_conformance.cli._gate import diff_sides
-from persyk_conformance.gate._release import ReleaseError, build_release, verify_release
-from persyk_conformance.gate._sides import load_side
+from persyk_maintainers.cli._gate import diff_sides
+from persyk_maintainers.gate._release import ReleaseError, build_release, verify_release
+from persyk_maintainers.gate._sides import load_side
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def test_release_holds_cases_schemas_tables_and_reference(archive: Path) -> None
         names = {name.split("/", 1)[1] for name in tar.getnames()}
     assert {"MANIFEST.json", "SHA256SUMS", "rules.json", "errors.json", "capabilities.json",
             "schemas/v1/header.json", "cases/v1/RETIRED.txt", "docs/spec.md",
-            "reference-python/persyk_session/__init__.py",
+            "reference-python/persyk_session/__init__.py", "reference-python/persyk_dsh/_scan.py",
             "reference-python/persyk_contract/schemas/v1/entry.json"} <= names
     assert any(name.startswith("cases/v1/golden/G-001-") for name in names)
 

@@ -19,8 +19,8 @@ from persyk_conformance.cli import RunConfig, execute, main
 from persyk_conformance.harness._registry import checks_for
 from persyk_conformance.reports._run import report_json
 from persyk_conformance.run._outcomes import Outcome
+from persyk_dsh._errors import PHASE_OF, DshCode
 from persyk_session.adapter import dispatch, hello
-from persyk_session.dsh._errors import PHASE_OF, DshCode
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "dsh-v0"
@@ -124,7 +124,7 @@ def test_dsh_harness_passes_the_reference_in_process() -> None:
 
 def test_torn_log_check_fails_a_backend_that_leaves_a_step_open(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from persyk_session.dsh import _recover, _store
+    from persyk_dsh import _recover, _store
 
     monkeypatch.setattr(_store, "closers", lambda events, time: [
         c for c in _recover.closers(events, time) if c["type"] != "step/end"])
@@ -135,7 +135,7 @@ def test_race_check_fails_a_backend_that_publishes_by_rename(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from persyk_session.dsh import _store
+    from persyk_dsh import _store
 
     monkeypatch.setattr(_store, "link_new", lambda temp, path: os.link(temp, str(path) + ".x")
                         or os.replace(str(path) + ".x", path))

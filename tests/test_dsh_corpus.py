@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 from _corpora import CORPORA
-from persyk_session.dsh import DshError, closers, scan_log
+from persyk_dsh import DshError, closers, mode_codec
 
 DSH = CORPORA / "dsh-sessions"
 LOGS = sorted(DSH.glob("*.jsonl")) if DSH.is_dir() else []
@@ -52,11 +52,11 @@ def test_real_log_is_read_as_the_real_backend_read_it(path: Path) -> None:
     data = path.read_bytes()
     if path.name in REFUSED:
         with pytest.raises(DshError) as refused:
-            scan_log(data)
+            mode_codec().scan_log(data)
         diagnostic = refused.value.diagnostic
         assert (str(diagnostic.code), diagnostic.line) == REFUSED[path.name]
         return
-    scan = scan_log(data)
+    scan = mode_codec().scan_log(data)
     assert scan.torn == 0 and scan.keep == len(data)  # nothing to cut
     assert closers(scan.events, 0) == []  # every turn closed: load writes nothing
     assert len(scan.events) == _last_seq(data) + 1  # every event kept, rows expanded

@@ -1,4 +1,4 @@
-"""The readable JSON reader and writer of dsh-v0 (dsh/_json_readable.py) agree with orjson, the
+"""The readable JSON reader and writer of dsh-v0 (_json_readable.py) agree with orjson, the
 fast mode's: the same verdict on every text (both refuse, or equal values of equal types: 1 is
 not 1.0) and the same bytes for every value, so that the two modes read and write one format."""
 
@@ -11,8 +11,8 @@ import orjson
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from persyk_session.dsh import _json_fast
-from persyk_session.dsh import _json_readable as readable
+from persyk_dsh import _json_readable as readable
+from persyk_dsh.fast import _json as _json_fast
 
 # Broken variants the property catches (shown while building it): a reader without the
 # lone-surrogate check, and a parse_int without the float fallback beyond 64 bits.

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from persyk_session.dsh import DshCode, DshError, bucket_name, encode_id, log_name
-from persyk_session.dsh._layout import is_log_name
+from persyk_dsh import DshCode, DshError, bucket_name, encode_id, log_name
+from persyk_dsh._layout import is_log_name
 
 
 def test_bucket_is_sha256_prefix_of_the_cwd() -> None:

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from persyk_conformance.cli import RunConfig, execute
 from persyk_conformance.run._outcomes import Outcome
-from persyk_session.dsh import _encode, _header, _layout, _records, _recover, _scan, _store
-from persyk_session.dsh._errors import DshCode, DshError
+from persyk_dsh import _encode, _header, _layout, _records, _recover, _scan, _store
+from persyk_dsh._errors import DshCode, DshError
+from persyk_dsh.fast import FastCodec
 
 Patch = Callable[[pytest.MonkeyPatch], None]
 
@@ -62,8 +63,8 @@ def _no_location_check(mp: pytest.MonkeyPatch) -> None:
 def _arrays_skipped(mp: pytest.MonkeyPatch) -> None:
     real = _records.parse_record
 
-    def parse(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
-        return [] if line.startswith(b"[") else real(line, line_number=line_number)
+    def parse(line: bytes, codec: Any, *, line_number: int) -> list[dict[str, Any]]:
+        return [] if line.startswith(b"[") else real(line, codec, line_number=line_number)
     mp.setattr(_scan, "parse_record", parse)
 
 
@@ -80,9 +81,9 @@ def _envelope_type_only(mp: pytest.MonkeyPatch) -> None:
 def _extra_members_dropped(mp: pytest.MonkeyPatch) -> None:
     real = _records.parse_record
 
-    def parse(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
+    def parse(line: bytes, codec: Any, *, line_number: int) -> list[dict[str, Any]]:
         keep = ("type", "seq", "time", "data")
-        return [{k: e[k] for k in keep} for e in real(line, line_number=line_number)]
+        return [{k: e[k] for k in keep} for e in real(line, codec, line_number=line_number)]
     mp.setattr(_scan, "parse_record", parse)
 
 
@@ -98,8 +99,8 @@ def _repeats_allowed(mp: pytest.MonkeyPatch) -> None:
     real = _records.parse_record
     counter = {"next": 0}
 
-    def parse(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
-        events = real(line, line_number=line_number)
+    def parse(line: bytes, codec: Any, *, line_number: int) -> list[dict[str, Any]]:
+        events = real(line, codec, line_number=line_number)
         if line_number == 2:
             counter["next"] = 0
         out = []
@@ -111,15 +112,15 @@ def _repeats_allowed(mp: pytest.MonkeyPatch) -> None:
 
 
 def _recovery_data_unchecked(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(_records, "recovery_data_ok", lambda t, d: True)
+    mp.setattr(_records, "recovery_data_ok", lambda *a: True)
 
 
 def _torn_last_line_fatal(mp: pytest.MonkeyPatch) -> None:
     real = _records.parse_record
 
-    def parse(line: bytes, *, line_number: int) -> list[dict[str, Any]]:
+    def parse(line: bytes, codec: Any, *, line_number: int) -> list[dict[str, Any]]:
         try:
-            return real(line, line_number=line_number)
+            return real(line, codec, line_number=line_number)
         except _records.Unparseable:
             raise DshError.of(DshCode.LINE_UNPARSEABLE, line=line_number) from None
     mp.setattr(_scan, "parse_record", parse)
@@ -144,7 +145,7 @@ def _reclose_every_load(mp: pytest.MonkeyPatch) -> None:
 
 
 def _create_writes(mp: pytest.MonkeyPatch) -> None:
-    from persyk_session.dsh import operations
+    from persyk_dsh import operations
 
     real = operations.op_create
 
@@ -178,16 +179,16 @@ def _directories_before_checks(mp: pytest.MonkeyPatch) -> None:
 
 def _append_without_recovery(mp: pytest.MonkeyPatch) -> None:
     def cursor(self: Any, path: Any, header: Any) -> Any:
-        scan = _scan.scan_log(path.read_bytes())
+        scan = _scan.scan_log(path.read_bytes(), self.codec)
         return _store._Cursor(path.stat().st_size, len(scan.events))
     mp.setattr(_store.DshStore, "_cursor", cursor)
 
 
 def _no_seq_continuation(mp: pytest.MonkeyPatch) -> None:
     real = _encode.encode_batch
-    mp.setattr(_store, "encode_batch", lambda events, next_seq: real(
+    mp.setattr(_store, "encode_batch", lambda events, next_seq, codec: real(
         events, events[0]["seq"] if events and isinstance(events[0], dict)
-        and isinstance(events[0].get("seq"), int) else next_seq))
+        and isinstance(events[0].get("seq"), int) else next_seq, codec))
 
 
 def _nan_written(mp: pytest.MonkeyPatch) -> None:
@@ -250,9 +251,10 @@ MUTATIONS: Mapping[str, tuple[Patch, tuple[str, ...]]] = {
 @pytest.fixture
 def mp() -> Iterator[pytest.MonkeyPatch]:
     with pytest.MonkeyPatch.context() as patch:
-        # The mutations break parse_record's rules: every line goes through it, as in the
-        # readable mode (the inline path is held to it by tests/test_dsh_scan_agreement.py).
-        patch.setattr(_scan, "INLINE_COMMON_RECORDS", False)
+        # The mutations break parse_record's rules: every line goes through it, as with the
+        # readable codec (the fast codec's inline scan is held to it by
+        # tests/test_dsh_scan_agreement.py).
+        patch.setattr(FastCodec, "scan_log", lambda self, data: _scan.scan_log(data, self))
         yield patch
 
 

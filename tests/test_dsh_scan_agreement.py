@@ -1,7 +1,8 @@
-"""The inline path of the dsh-v0 reader (``_scan.INLINE_COMMON_RECORDS``) reads every log as the
-plain one does, line by line through ``parse_record``: the same header, events, kept length and
-torn tail, or the same diagnostic (DSH-7..DSH-13). Held on every fixture of the profile, the real
-logs of the corpus, and generated logs with faults of every kind in every place."""
+"""The fast codec's scan of dsh-v0 (``fast/_scan.py``, the common record checked inline) reads
+every log as the plain one does (``_scan.scan_log``), line by line through ``parse_record``: the
+same header, events, kept length and torn tail, or the same diagnostic (DSH-7..DSH-13). Held on
+every fixture of the profile, the real logs of the corpus, and generated logs with faults of every
+kind in every place."""
 
 from __future__ import annotations
 
@@ -13,22 +14,22 @@ import pytest
 from _corpora import CORPORA
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from persyk_session.dsh import DshCode, DshError, _scan
+from persyk_dsh import DshCode, DshError, _scan
+from persyk_dsh.fast import FastCodec
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_LOGS = sorted((ROOT / "fixtures" / "dsh-v0").rglob("*.jsonl"))
 CORPUS_LOGS = sorted((CORPORA / "dsh-sessions").glob("*.jsonl"))
 
 
+CODEC = FastCodec()
+
+
 def _outcome(data: bytes, inline: bool) -> tuple[Any, ...]:
-    saved = _scan.INLINE_COMMON_RECORDS
-    _scan.INLINE_COMMON_RECORDS = inline
     try:
-        scan = _scan.scan_log(data)
+        scan = CODEC.scan_log(data) if inline else _scan.scan_log(data, CODEC)
     except DshError as error:
         return ("refused", error.diagnostic)
-    finally:
-        _scan.INLINE_COMMON_RECORDS = saved
     return ("read", scan.header, scan.events, scan.keep, scan.torn)
 
 

@@ -12,8 +12,17 @@ from typing import Any
 
 import pytest
 from _dsh import closed_turn, event, header, is_balanced, log_bytes
-from persyk_session.dsh import INTERRUPTED_TEXT, DshCode, DshError, DshStore, make_header
-from persyk_session.dsh import _store as store_module
+from persyk_dsh import (
+    INTERRUPTED_TEXT,
+    DshCode,
+    DshError,
+    DshStore,
+    make_header,
+    mode_codec,
+)
+from persyk_dsh import _store as store_module
+
+CODEC = mode_codec()  # the codec of PERSYK_SESSION_MODE, as the operations choose it
 
 
 def _code(call: Any) -> DshCode:
@@ -28,7 +37,7 @@ def _files(root: Path) -> list[str]:
 
 
 def _write_log(root: Path, head: dict[str, Any], events: list[dict[str, Any]]) -> Path:
-    path = DshStore(root).log_path(head)
+    path = DshStore(root, CODEC).log_path(head)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(log_bytes(head, events))
     return path
@@ -40,7 +49,7 @@ def test_create_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_first_append_publishes_header_and_batch_without_temp_files(tmp_path: Path) -> None:
-    store = DshStore(tmp_path / "root")
+    store = DshStore(tmp_path / "root", CODEC)
     result = store.append(header(), closed_turn())
     assert result.materialized and result.next_seq == 6
     path = store.log_path(header())
@@ -49,16 +58,16 @@ def test_first_append_publishes_header_and_batch_without_temp_files(tmp_path: Pa
 
 
 def test_later_append_continues_at_the_end(tmp_path: Path) -> None:
-    DshStore(tmp_path).append(header(), closed_turn())
+    DshStore(tmp_path, CODEC).append(header(), closed_turn())
     # a fresh store (another process) must read the log to find its cursor
-    DshStore(tmp_path).append(header(), closed_turn(6, turn=2))
-    path = DshStore(tmp_path).log_path(header())
+    DshStore(tmp_path, CODEC).append(header(), closed_turn(6, turn=2))
+    path = DshStore(tmp_path, CODEC).log_path(header())
     assert path.read_bytes() == log_bytes(header(), closed_turn() + closed_turn(6, turn=2))
 
 
 @pytest.mark.parametrize("first_seq", [0, 5, 7], ids=["repeat", "overlap", "gap"])
 def test_batch_that_does_not_continue_the_log_is_refused(tmp_path: Path, first_seq: int) -> None:
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     store.append(header(), closed_turn())
     before = store.log_path(header()).read_bytes()
     assert _code(lambda: store.append(header(), closed_turn(first_seq))) is DshCode.SEQ_MISMATCH
@@ -66,7 +75,7 @@ def test_batch_that_does_not_continue_the_log_is_refused(tmp_path: Path, first_s
 
 
 def test_first_append_must_start_at_seq_zero(tmp_path: Path) -> None:
-    assert _code(lambda: DshStore(tmp_path).append(header(), closed_turn(1))) is (
+    assert _code(lambda: DshStore(tmp_path, CODEC).append(header(), closed_turn(1))) is (
         DshCode.SEQ_MISMATCH
     )
     assert not tmp_path.joinpath("cwd-").exists() and _files(tmp_path) == []
@@ -77,7 +86,7 @@ def test_first_append_must_start_at_seq_zero(tmp_path: Path) -> None:
 def test_non_json_data_is_refused_naming_the_event_type(tmp_path: Path, bad: object) -> None:
     events = [*closed_turn()[:2], event("custom/thing", 2, {"value": bad})]
     with pytest.raises(DshError) as caught:
-        DshStore(tmp_path).append(header(), events)
+        DshStore(tmp_path, CODEC).append(header(), events)
     diagnostic = caught.value.diagnostic.to_json()
     assert diagnostic["code"] == "DSH_EVENT_NOT_JSON"
     assert diagnostic["eventType"] == "custom/thing" and diagnostic["pointer"] == "/2"
@@ -87,7 +96,7 @@ def test_non_json_data_is_refused_naming_the_event_type(tmp_path: Path, bad: obj
 def test_race_lost_at_the_link_is_refused_and_overwrites_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     real_link = store_module.link_new
     winner = log_bytes(header(), closed_turn())
 
@@ -105,15 +114,15 @@ def test_crash_between_temp_file_and_link_leaves_no_session(tmp_path: Path) -> N
     script = textwrap.dedent(f"""
         import os
         from pathlib import Path
-        from persyk_session.dsh import _store
+        from persyk_dsh import _store, mode_codec
         _store.link_new = lambda source, name: os._exit(9)
-        _store.DshStore(Path({str(tmp_path)!r})).append(
+        _store.DshStore(Path({str(tmp_path)!r}), mode_codec()).append(
             {header()!r}, {closed_turn()!r})
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True)
     assert proc.returncode == 9
     assert len(_files(tmp_path)) == 1  # the temporary file a crash leaves behind
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     assert store.list_sessions() == ([], [])
     assert _code(lambda: store.load("s1")) is DshCode.NOT_FOUND
     store.append(header(), closed_turn())  # and the session can still be created afresh
@@ -132,7 +141,7 @@ def test_load_closes_orphaned_turn_in_order_and_durably(tmp_path: Path) -> None:
               event("tool/result", 10, {"turn": 2, "step": 1, "message": {
                   "source": {"kind": "tool", "callId": "a"}, "content": []}})]
     path = _write_log(tmp_path, header(), events)
-    loaded = DshStore(tmp_path).load("s1", "/w")
+    loaded = DshStore(tmp_path, CODEC).load("s1", "/w")
     added = loaded.events[len(events):]
     assert [(e["type"], e["seq"]) for e in added] == [
         ("tool/result", 11), ("step/end", 12), ("turn/end", 13)]
@@ -141,7 +150,7 @@ def test_load_closes_orphaned_turn_in_order_and_durably(tmp_path: Path) -> None:
     assert added[2]["data"] == {"turn": 2, "reason": {"kind": "interrupted"}}
     assert path.read_bytes() == log_bytes(header(), loaded.events)
     again = path.read_bytes()
-    assert DshStore(tmp_path).load("s1").events == loaded.events
+    assert DshStore(tmp_path, CODEC).load("s1").events == loaded.events
     assert path.read_bytes() == again  # DSH-16: a second load changes nothing
 
 
@@ -150,7 +159,7 @@ def test_torn_tail_is_cut_before_closers(tmp_path: Path) -> None:
     path = _write_log(tmp_path, header(), events)
     with path.open("ab") as handle:
         handle.write(b'{"type":"assistant/chunk","seq":2,"ti')
-    loaded = DshStore(tmp_path).load("s1")
+    loaded = DshStore(tmp_path, CODEC).load("s1")
     assert loaded.truncated_bytes == len(b'{"type":"assistant/chunk","seq":2,"ti')
     assert [e["type"] for e in loaded.events] == [
         "turn/start", "step/start", "step/end", "turn/end"]
@@ -161,7 +170,7 @@ def test_unparseable_last_complete_line_is_a_torn_write(tmp_path: Path) -> None:
     path = _write_log(tmp_path, header(), closed_turn())
     with path.open("ab") as handle:
         handle.write(b'{"partial\n')
-    loaded = DshStore(tmp_path).load("s1")
+    loaded = DshStore(tmp_path, CODEC).load("s1")
     assert loaded.events == closed_turn() and loaded.truncated_bytes == 10
 
 
@@ -176,10 +185,10 @@ def test_torn_at_every_byte_of_the_last_records_loads_balanced(tmp_path: Path) -
     start = len(log) - len(lines[-1]) - len(lines[-2]) - len(lines[-3])
     for cut in _every_cut(log, start):
         root = tmp_path / str(cut)
-        path = DshStore(root).log_path(header())
+        path = DshStore(root, CODEC).log_path(header())
         path.parent.mkdir(parents=True)
         path.write_bytes(log[:cut])
-        loaded = DshStore(root).load("s1")
+        loaded = DshStore(root, CODEC).load("s1")
         complete = log_bytes(header(), [])
         kept = [e for e in events
                 if len(complete := complete + log_bytes({}, [e])[3:]) <= cut]
@@ -204,7 +213,7 @@ def test_mid_log_fault_makes_the_log_unloadable_and_untouched(
     data = path.read_bytes() + log_bytes({}, [event("x", 0, {})])[3:] + line + b"\n" + good
     path.write_bytes(data)
     with pytest.raises(DshError) as caught:
-        DshStore(tmp_path).load("s1")
+        DshStore(tmp_path, CODEC).load("s1")
     assert caught.value.diagnostic.code is code and caught.value.diagnostic.line == 3
     assert path.read_bytes() == data
 
@@ -218,7 +227,7 @@ def test_packed_rows_expand_and_keep_seq_contiguous(tmp_path: Path) -> None:
         handle.write(json.dumps(row).encode() + b"\n")
         handle.write(json.dumps(event("turn/end", 4, {"turn": 1, "reason": {"kind": "x"}}))
                      .encode() + b"\n")
-    events = DshStore(tmp_path).load("s1").events
+    events = DshStore(tmp_path, CODEC).load("s1").events
     chunks = [e for e in events if e["type"] == "assistant/chunk"]
     assert [(e["seq"], e["time"]) for e in chunks] == [(1, 10), (2, 12), (3, 11)]
     assert chunks[1]["data"]["chunk"] == {"type": "tool-call-delta", "index": 0, "id": "c",
@@ -229,7 +238,7 @@ def test_unknown_event_types_come_back_member_for_member(tmp_path: Path) -> None
     odd = {"type": "plugin/whatever", "seq": 0, "time": -5, "data": [1, {"a": None}],
            "ignorable": True, "extra": {"k": "v"}}
     _write_log(tmp_path, header(), [odd])
-    assert DshStore(tmp_path).load("s1").events == [odd]
+    assert DshStore(tmp_path, CODEC).load("s1").events == [odd]
 
 
 @pytest.mark.parametrize(
@@ -243,19 +252,19 @@ def test_header_faults(tmp_path: Path, change: dict[str, Any], code: DshCode) ->
     path = _write_log(tmp_path, header(), closed_turn())
     lines = path.read_bytes().split(b"\n", 1)
     path.write_bytes(json.dumps({**header(), **change}).encode() + b"\n" + lines[1])
-    assert _code(lambda: DshStore(tmp_path).load("s1")) is code
+    assert _code(lambda: DshStore(tmp_path, CODEC).load("s1")) is code
 
 
 def test_load_without_cwd_searches_buckets_and_refuses_two(tmp_path: Path) -> None:
     _write_log(tmp_path, header(cwd="/a"), closed_turn())
-    assert DshStore(tmp_path).load("s1").header["cwd"] == "/a"
-    assert _code(lambda: DshStore(tmp_path).load("s1", "/b")) is DshCode.NOT_FOUND
+    assert DshStore(tmp_path, CODEC).load("s1").header["cwd"] == "/a"
+    assert _code(lambda: DshStore(tmp_path, CODEC).load("s1", "/b")) is DshCode.NOT_FOUND
     _write_log(tmp_path, header(cwd="/b"), closed_turn())
-    assert _code(lambda: DshStore(tmp_path).load("s1")) is DshCode.AMBIGUOUS
+    assert _code(lambda: DshStore(tmp_path, CODEC).load("s1")) is DshCode.AMBIGUOUS
 
 
 def test_list_reports_appended_sessions_only(tmp_path: Path) -> None:
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     make_header("never", None, 1)
     store.append(header("b", None), closed_turn())
     store.append(header("a", "/w"), closed_turn())
@@ -266,7 +275,7 @@ def test_list_reports_appended_sessions_only(tmp_path: Path) -> None:
 
 def test_append_to_an_orphaned_log_continues_after_the_closers(tmp_path: Path) -> None:
     _write_log(tmp_path, header(), [event("turn/start", 0, {"turn": 1})])
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     assert _code(lambda: store.append(header(), [event("x", 1, {})])) is DshCode.SEQ_MISMATCH
     assert store.append(header(), [event("x", 2, {})]).next_seq == 3
 
@@ -274,7 +283,7 @@ def test_append_to_an_orphaned_log_continues_after_the_closers(tmp_path: Path) -
 def test_failed_write_leaves_the_log_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = DshStore(tmp_path)
+    store = DshStore(tmp_path, CODEC)
     store.append(header(), closed_turn())
     before = store.log_path(header()).read_bytes()
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from persyk_conformance.adapters._processes import _landlock_abi, confinement_available
 from persyk_conformance.cli import main
-from persyk_conformance.gate._confine import launcher_argv
-from persyk_conformance.gate._evidence import _BOOT, _INSTALLED, reference_of
-from persyk_conformance.gate._sides import load_side
 from persyk_conformance.run._workspace import Sandbox
+from persyk_maintainers.gate._confine import launcher_argv
+from persyk_maintainers.gate._evidence import _BOOT, _INSTALLED, reference_of
+from persyk_maintainers.gate._sides import load_side
 from test_contract_diff import (
     CHECKOUT,
     breaking_cases,
@@ -107,7 +107,7 @@ def test_each_sides_reference_starts_confined_unless_the_head_is_trusted(base_di
     finally:
         side.discard()
     assert confined is not None and trusted is not None
-    assert "persyk_conformance.gate._confine" in confined.command
+    assert "persyk_maintainers.gate._confine" in confined.command
     assert f"--read {base_dir}" in confined.command
     assert "--trusted" not in confined.command and "--trusted" in trusted.command
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from persyk_conformance.gate._diff import ContractDiff, Evidence, next_version
-from persyk_conformance.gate._report import EVIDENCE_ROWS, render_diff_markdown
+from persyk_maintainers.gate._diff import ContractDiff, Evidence, next_version
+from persyk_maintainers.gate._report import EVIDENCE_ROWS, render_diff_markdown
 from test_contract_diff import base_dir as base_dir  # a fixture, used by name
 from test_contract_diff import bump, edit_manifest, run_diff, version_of
 from test_contract_diff import head_dir as head_dir  # a fixture, used by name

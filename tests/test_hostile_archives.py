@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_conformance._bounded import ArchiveLimits, Refused, extract_tar, refuse_special
 from persyk_conformance.cases._load import CaseError, load_case
-from persyk_conformance.gate._release import ReleaseError, verify_release
-from persyk_conformance.gate._sides import SideError, _Budget, _files_below
 from persyk_conformance.run._workspace import copy_traversable
+from persyk_maintainers.gate._release import ReleaseError, verify_release
+from persyk_maintainers.gate._sides import SideError, _Budget, _files_below
 
 LIMITS = ArchiveLimits(members=24, total_bytes=256 << 10, member_bytes=128 << 10, ratio=50)
 SETTINGS = settings(max_examples=150, deadline=3000, derandomize=True,

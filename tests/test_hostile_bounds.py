@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance._bounded import CODES, ArchiveLimits, Refused, extract_tar, loads_bounded
-from persyk_conformance.bench._data import DataStore
 from persyk_conformance.cases._load import CaseError, load_case
 from persyk_conformance.cli import main
 from persyk_conformance.fuzz._save import check_save_folder
-from persyk_conformance.gate._release import ReleaseError, build_release, verify_release
 from persyk_conformance.run._workspace import copy_traversable
+from persyk_maintainers.bench._data import DataStore
+from persyk_maintainers.gate._release import ReleaseError, build_release, verify_release
 from test_contract_diff import CHECKOUT, case_dir, copy_contract
 
 PREFIX = "persyk-contract-9.9.9"

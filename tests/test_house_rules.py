@@ -18,7 +18,9 @@ MAX_FUNCTION_LINES = 60
 PACKAGES: Mapping[str, Path] = {
     "persyk_contract": ROOT / "contract" / "persyk_contract",
     "persyk_session": ROOT / "reference" / "persyk_session",
+    "persyk_dsh": ROOT / "reference" / "persyk_dsh",
     "persyk_conformance": ROOT / "conformance" / "persyk_conformance",
+    "persyk_maintainers": ROOT / "conformance" / "persyk_maintainers",
     "_cases": ROOT / "fixtures" / "_cases",
 }
 # Modules outside a package that the rules cover too: the fixture builders and their helpers.

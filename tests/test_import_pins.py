@@ -4,8 +4,8 @@ interpreter, and the modules loaded after its run are compared with its pin.
 One line per command: what it must import (so that a run that failed before reaching its
 operation cannot pass) and what it must not. ``validate`` loads no search, realtime, media or
 dsh module, and in readable mode (read/_mode.py) neither orjson nor jsonschema_rs; each ``dsh``
-operation loads the base and ``dsh`` only, and in readable mode (dsh/_json.py) neither orjson nor
-jsonschema_rs either.
+operation loads the base and ``persyk_dsh`` only, and in readable mode (persyk_dsh.operations
+chooses the codec) neither orjson nor jsonschema_rs either.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 
 P = "persyk_session."
+# The dsh-v0 backend, under its own name and its former one (re-exported by persyk_session/dsh.py).
+DSH = ("persyk_dsh", f"{P}dsh")
 # Subpackages no session-file command needs (the dsh profile, search, the realtime machinery).
-NOT_OTHERS = (f"{P}dsh", f"{P}search", f"{P}realtime", f"{P}adapter")
+NOT_OTHERS = (*DSH, f"{P}search", f"{P}realtime", f"{P}adapter")
 HEAVY = ("numpy", "soundfile", "regex")
 READ_ONLY = (*NOT_OTHERS, f"{P}media", f"{P}write._append", f"{P}write._recovery", *HEAVY)
 
@@ -38,7 +40,8 @@ class Pin:
 
 # What a command module of this package imports in readable mode is never a fast path.
 FAST = ("orjson", "jsonschema_rs", "msgspec")
-# The dsh profile shares nothing with the v1 reference but the durable writes (dsh/__init__.py).
+# The dsh profile shares nothing with the v1 reference but the durable writes
+# (persyk_dsh/__init__.py).
 NOT_V1 = (f"{P}read", f"{P}write", f"{P}media", f"{P}search", f"{P}realtime", f"{P}operations",
           *HEAVY)
 DSH_TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'
@@ -78,40 +81,40 @@ PINS: dict[str, Pin] = {
                  (*NOT_OTHERS, *HEAVY)),
     "delete": Pin(("delete", "{s}"), f"{P}media._delete", (*NOT_OTHERS, *HEAVY)),
     "sanitize": Pin(("sanitize",), f"{P}realtime._sanitize",
-                    (f"{P}dsh", f"{P}search", f"{P}media", f"{P}write",
+                    (*DSH, f"{P}search", f"{P}media", f"{P}write",
                      f"{P}realtime._replay_run", *HEAVY), stdin=b'{"a": 1}'),
     "replay": Pin(("replay", "{s}", "--script", "{absent}", "--leaf-null"),
-                  f"{P}realtime._replay_run", (f"{P}dsh", f"{P}search", *HEAVY)),
+                  f"{P}realtime._replay_run", (*DSH, f"{P}search", *HEAVY)),
     "discover": Pin(("discover", "--root", "{root}"), f"{P}search._discovery",
-                    (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append", *HEAVY)),
+                    (*DSH, f"{P}realtime", f"{P}media", f"{P}write._append", *HEAVY)),
     "search": Pin(("search", "hello", "--root", "{root}"), f"{P}search._discovery",
-                  (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append", "numpy",
+                  (*DSH, f"{P}realtime", f"{P}media", f"{P}write._append", "numpy",
                    "soundfile")),
     "open-result": Pin(("open-result", "{}"), f"{P}operations._search",
-                       (f"{P}dsh", f"{P}realtime", f"{P}media", f"{P}write._append",
+                       (*DSH, f"{P}realtime", f"{P}media", f"{P}write._append",
                         "numpy", "soundfile")),
-    "dsh list": Pin(("dsh", "list", "--root", "{dsh}", "--json"), f"{P}dsh.operations",
+    "dsh list": Pin(("dsh", "list", "--root", "{dsh}", "--json"), "persyk_dsh.operations",
                     (*NOT_V1, "jsonschema_rs", "jsonschema")),
-    "dsh list readable": Pin(("dsh", "list", "--root", "{dsh}", "--json"), f"{P}dsh.operations",
+    "dsh list readable": Pin(("dsh", "list", "--root", "{dsh}", "--json"), "persyk_dsh.operations",
                              (*NOT_V1, *FAST, "jsonschema"), mode="readable"),
     "dsh create": Pin(("dsh", "create", "--root", "{dsh}", "--id", "d2", "--json"),
-                      f"{P}dsh.operations", (*NOT_V1, "jsonschema_rs", "jsonschema")),
+                      "persyk_dsh.operations", (*NOT_V1, "jsonschema_rs", "jsonschema")),
     "dsh create readable": Pin(("dsh", "create", "--root", "{dsh}", "--id", "d2", "--json"),
-                               f"{P}dsh.operations", (*NOT_V1, *FAST, "jsonschema"),
+                               "persyk_dsh.operations", (*NOT_V1, *FAST, "jsonschema"),
                                mode="readable"),
     # append and load check the data of the types recovery reads (DSH-12): jsonschema-rs in the
     # fast mode, python-jsonschema in the readable one.
     "dsh append": Pin(("dsh", "append", "--root", "{dsh}", "--id", "d3", "--json"),
-                      f"{P}dsh._encode", (*NOT_V1, "jsonschema"), stdin=DSH_TURN_START),
+                      "persyk_dsh._encode", (*NOT_V1, "jsonschema"), stdin=DSH_TURN_START),
     "dsh append readable": Pin(("dsh", "append", "--root", "{dsh}", "--id", "d4", "--json"),
-                               f"{P}dsh._encode", (*NOT_V1, *FAST), mode="readable",
+                               "persyk_dsh._encode", (*NOT_V1, *FAST), mode="readable",
                                stdin=DSH_TURN_START),
-    "dsh load": Pin(("dsh", "load", "--root", "{dsh}", "--id", "d1", "--json"), f"{P}dsh._scan",
+    "dsh load": Pin(("dsh", "load", "--root", "{dsh}", "--id", "d1", "--json"), "persyk_dsh._scan",
                     (*NOT_V1, "jsonschema")),
     "dsh load readable": Pin(("dsh", "load", "--root", "{dsh}", "--id", "d1", "--json"),
-                             f"{P}dsh._scan", (*NOT_V1, *FAST), mode="readable"),
+                             "persyk_dsh._scan", (*NOT_V1, *FAST), mode="readable"),
     "adapter": Pin(("adapter",), f"{P}adapter",
-                   (f"{P}dsh", f"{P}search", f"{P}realtime", f"{P}media", f"{P}write._append",
+                   (*DSH, f"{P}search", f"{P}realtime", f"{P}media", f"{P}write._append",
                     *HEAVY),
                    stdin=b'{"cmd":"hello"}\n{"cmd":"stop"}\n'),
     "--help": Pin(("--help",), f"{P}cli",
@@ -179,8 +182,8 @@ def test_each_command_imports_only_what_its_part_of_the_spec_needs(
 def test_no_command_loads_orjson_or_jsonschema_rs_in_readable_mode(
     name: str, places: dict[str, str]
 ) -> None:
-    # read/_mode.py and dsh/_json.py: readable mode runs the readable core alone, in every
-    # command, not only in those with a readable pin above.
+    # read/_mode.py and persyk_dsh.operations.mode_codec: readable mode runs the readable core
+    # alone, in every command, not only in those with a readable pin above.
     pin = replace(PINS[name], mode="readable")
     modules = loaded_by(pin, places, f"{name} as readable")
     assert pin.needs in modules, f"{name} never reached {pin.needs}: the run is no evidence"
@@ -201,8 +204,8 @@ def test_the_pin_catches_a_command_that_loads_everything(places: dict[str, str])
     found = unwanted(modules, PINS["validate readable"].forbidden)
     assert f"{P}search._discovery" in found and f"{P}media._capture" in found
     # Even with every command's module imported (dsh's included), readable mode loads no fast
-    # path: dsh reads and writes through dsh/_json.py.
-    assert f"{P}dsh._records" in found
+    # path: dsh reads and writes through the codec its operations choose by the mode.
+    assert "persyk_dsh._records" in found
     assert [m for m in found if m in FAST] == []
 
 

@@ -28,30 +28,33 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 _RUNNER = "persyk_conformance"
-BENCH, FUZZ, GATE = f"{_RUNNER}.bench", f"{_RUNNER}.fuzz", f"{_RUNNER}.gate"
+# What maintainers and publishers run: a package of its own, that the runner's commands never load.
+MAINTAINERS = "persyk_maintainers"
+BENCH, FUZZ, GATE = f"{MAINTAINERS}.bench", f"{_RUNNER}.fuzz", f"{MAINTAINERS}.gate"
 HARNESS, ADAPTERS = f"{_RUNNER}.harness", f"{_RUNNER}.adapters"
 RUN, CASES, REPORTS = f"{_RUNNER}.run", f"{_RUNNER}.cases", f"{_RUNNER}.reports"
 HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS = "hypothesis", "jsonschema", "jsonschema_rs"
 MATPLOTLIB, REFERENCE = "matplotlib", "persyk_session"
-SITE, JINJA2 = f"{_RUNNER}.site", "jinja2"
+SITE, JINJA2 = f"{MAINTAINERS}.site", "jinja2"
 CASE_MACHINERY = tuple(f"{CASES}.{name}" for name in ("_load", "_match", "_sanity", "_select",
                                                       "_explain"))
 # Libraries no command of the runner needs before it runs: the reference is reached through an
 # adapter process (only run --in-process and check-fixtures load it, when they run).
-NEVER = (MATPLOTLIB, REFERENCE)
+# Nor the former names of the maintainers' packages (persyk_conformance/_moved.py).
+NEVER = (MATPLOTLIB, REFERENCE, *(f"{_RUNNER}.{name}" for name in ("bench", "gate", "site")))
 
 # argv -> what it must not import (a name, or a package and everything below it).
 PINS: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("--help",): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
+    ("--help",): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
                   JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
-    ("--version",): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
+    ("--version",): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
                      JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
-    ("run", "--help"): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
-    ("list", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
-    ("list",): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
-    ("show", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
-    ("show", "R-001"): (BENCH, FUZZ, GATE, HYPOTHESIS, *NEVER),
-    ("check-fixtures", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, HYPOTHESIS,
+    ("run", "--help"): (MAINTAINERS, FUZZ, HYPOTHESIS, *NEVER),
+    ("list", "--help"): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("list",): (MAINTAINERS, FUZZ, HYPOTHESIS, *NEVER),
+    ("show", "--help"): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS, *NEVER),
+    ("show", "R-001"): (MAINTAINERS, FUZZ, HYPOTHESIS, *NEVER),
+    ("check-fixtures", "--help"): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, HYPOTHESIS,
                                    *NEVER),
     # diff's confinement of each side's reference (gate/_confine.py) is the adapters' Landlock
     # launcher: the one adapters module it may load.
@@ -76,9 +79,9 @@ PINS: dict[tuple[str, ...], tuple[str, ...]] = {
                             JSONSCHEMA, *NEVER),
     ("compare", "/nonexistent/report.json"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES,
                                               HYPOTHESIS, JSONSCHEMA, *NEVER),
-    ("fuzz", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
+    ("fuzz", "--help"): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, CASES, REPORTS, HYPOTHESIS,
                          JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
-    ("merge", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, SITE,
+    ("merge", "--help"): (MAINTAINERS, FUZZ, HARNESS, ADAPTERS, RUN, CASES, REPORTS,
                           HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS, *NEVER),
     ("site", "--help"): (BENCH, FUZZ, GATE, HARNESS, ADAPTERS, RUN, CASES, REPORTS, SITE, JINJA2,
                          HYPOTHESIS, JSONSCHEMA, JSONSCHEMA_RS, *NEVER),

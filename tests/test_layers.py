@@ -17,14 +17,57 @@ LAYERS: Mapping[str, Mapping[str, int]] = {
         "base": 0, "dsh": 1, "read": 1, "write": 2, "media": 3, "search": 3, "realtime": 4,
         "operations": 5, "adapter": 6, "cli": 7, "facade": 8,
     },
+    # The dsh-v0 backend: a core that takes its codec as an argument, the codec's fast twin, and
+    # the edge that chooses between them (operations) with its command line.
+    "persyk_dsh": {"base": 0, "fast": 1, "operations": 2, "cli": 3, "facade": 4},
     "persyk_conformance": {
         "base": 0, "records": 0, "adapters": 1, "cases": 2, "run": 3, "harness": 4,
         "reports": 5, "bench": 6, "fuzz": 6, "site": 7, "strategies": 7, "gate": 7, "cli": 8,
         "pytest_plugin": 8, "facade": 9,
     },
+    # What maintainers and publishers run, over the runner (bench, gate and site of the runner
+    # above are the former import paths of these, persyk_conformance/_moved.py).
+    "persyk_maintainers": {"bench": 1, "gate": 1, "site": 1, "cli": 2, "facade": 3},
 }
 # dsh is ranked beside read but may import the base only.
 ONLY_BASE = frozenset({("persyk_session", "dsh")})
+
+# Imports from one package into another, allowed only in the modules named (a module or a
+# subpackage, with what lies under it); every other module of the importing package never makes
+# them.
+CROSSINGS: Mapping[tuple[str, str], tuple[str, ...]] = {
+    # persyk_session's core never imports the dsh-v0 backend: only the edges that reach a
+    # profile (the command table, the adapter) and the former import path persyk_session.dsh.
+    ("persyk_session", "persyk_dsh"): (
+        "persyk_session.cli", "persyk_session.adapter", "persyk_session.dsh"),
+    # The runner an implementer installs never imports what maintainers and publishers run
+    # (one direction: persyk_maintainers imports persyk_conformance). Its command table names
+    # their commands' modules by string, resolved only when one is chosen.
+    ("persyk_conformance", "persyk_maintainers"): (),
+}
+# What the dsh-v0 backend takes from persyk_session: the durable writes, the exit-status table of
+# every reference command, and the name of the mode (persyk_dsh/__init__.py).
+DSH_TAKES = frozenset({"persyk_session._fsutil", "persyk_session._exit",
+                       "persyk_session._mode_name"})
+
+
+def _within(module: str, places: tuple[str, ...]) -> bool:
+    return any(module == place or module.startswith(place + ".") for place in places)
+
+
+def crossings(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every import between two packages that CROSSINGS and DSH_TAKES do not allow."""
+    found = []
+    for source, targets in sorted(graph.items()):
+        home = source.partition(".")[0]
+        for target in sorted(targets):
+            there = target.partition(".")[0]
+            allowed_in = CROSSINGS.get((home, there))
+            if allowed_in is not None and not _within(source, allowed_in):
+                found.append(f"{source} -> {target} ({home} may not import {there} here)")
+            if home == "persyk_dsh" and there == "persyk_session" and target not in DSH_TAKES:
+                found.append(f"{source} -> {target} (persyk_dsh takes only {sorted(DSH_TAKES)})")
+    return found
 
 
 def group(module: str) -> tuple[str, str] | None:
@@ -67,6 +110,29 @@ def test_every_subpackage_has_a_layer() -> None:
 def test_no_module_imports_a_higher_or_sibling_layer() -> None:
     found = violations(import_graph())
     assert not found, "\n".join(found)
+
+
+def test_no_module_imports_another_package_where_it_may_not() -> None:
+    found = crossings(import_graph())
+    assert not found, "\n".join(found)
+
+
+def test_the_crossing_check_finds_imports_against_the_direction_between_packages() -> None:
+    graph = {
+        "persyk_conformance.run._runner": {"persyk_maintainers.bench._run"},
+        "persyk_maintainers.cli._gate": {"persyk_conformance.cli._commands"},
+        "persyk_session.read._store": {"persyk_dsh._scan"},
+        "persyk_session.cli._dsh": {"persyk_dsh.cli"},
+        "persyk_dsh._store": {"persyk_session._fsutil", "persyk_session.read._lines"},
+    }
+    assert crossings(graph) == [
+        "persyk_conformance.run._runner -> persyk_maintainers.bench._run (persyk_conformance "
+        "may not import persyk_maintainers here)",
+        "persyk_dsh._store -> persyk_session.read._lines (persyk_dsh takes only "
+        "['persyk_session._exit', 'persyk_session._fsutil', 'persyk_session._mode_name'])",
+        "persyk_session.read._store -> persyk_dsh._scan (persyk_session may not import "
+        "persyk_dsh here)",
+    ]
 
 
 def test_the_layer_check_finds_an_upward_import_and_a_sibling_import() -> None:

@@ -20,7 +20,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from persyk_conformance.bench._data import conversation_records
+from persyk_maintainers.bench._data import conversation_records
 from persyk_session._errors import Code
 from persyk_session._lines import Block, lines_of_block, split_blocks, split_stream
 from persyk_session.read import _messages_block, _store

@@ -19,8 +19,8 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from persyk_conformance.bench._data import conversation_records
 from persyk_conformance.strategies import json_values, messages, timestamps
+from persyk_maintainers.bench._data import conversation_records
 from persyk_session._errors import Code, ContractError, Diagnostic
 from persyk_session.read import _records, _schema, _store
 from persyk_session.read._entries import EntryList, EntryTable

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance._bounded import Refused
-from persyk_conformance.gate import _packages
-from persyk_conformance.gate._packages import (
+from persyk_maintainers.gate import _packages
+from persyk_maintainers.gate._packages import (
     FIXED_EPOCH,
     Packages,
     SourceDate,
@@ -130,7 +130,7 @@ def test_the_wheel_built_from_the_sdist_holds_exactly_what_the_checkout_wheel_ho
     with zipfile.ZipFile(builds.first.wheel) as wheel:
         from_sdist = set(wheel.namelist())
     assert sorted(from_checkout ^ from_sdist) == []
-    assert "persyk_conformance/site/templates/index.html" in from_sdist  # the site extra's
+    assert "persyk_maintainers/site/templates/index.html" in from_sdist  # the site extra's
     assert any(n.startswith("persyk_conformance/fixtures/v1/golden/") for n in from_sdist)
 
 

@@ -127,7 +127,7 @@ def test_the_wheel_holds_every_module_and_all_package_data(wheel: set[str]) -> N
 
 @pytest.mark.parametrize("needed", [
     "persyk_conformance/cli/_commands.py", "persyk_conformance/adapters/_in_process.py",
-    "persyk_session/read/_grammar.py", "persyk_contract/rules.json",
+    "persyk_session/read/_grammar.py", "persyk_dsh/fast/_scan.py", "persyk_contract/rules.json",
     "persyk_contract/schemas/protocol/report.schema.json", "persyk_conformance/fixtures/v1/*",
 ], ids=lambda name: name.split("/")[-2] + "/" + name.split("/")[-1])
 def test_the_wheel_holds_what_the_commands_load(wheel: set[str], needed: str) -> None:

@@ -40,8 +40,8 @@ from typing import Any
 
 import orjson
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
-from persyk_conformance.bench._floors import bare_appends, read_tail_record, write_pcm
-from persyk_conformance.bench._writes import Chain, _user, write_chain_session
+from persyk_maintainers.bench._floors import bare_appends, read_tail_record, write_pcm
+from persyk_maintainers.bench._writes import Chain, _user, write_chain_session
 from persyk_session.adapter import dispatch
 
 ADAPTER = [sys.executable, "-m", "persyk_session.cli", "adapter"]

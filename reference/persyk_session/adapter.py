@@ -57,7 +57,7 @@ def _operations(profile: str) -> Mapping[str, Operation] | None:
     if profile == "v1":
         return OPERATIONS
     if profile == "dsh-v0":
-        from .dsh import DSH_OPERATIONS
+        from persyk_dsh import DSH_OPERATIONS
 
         return DSH_OPERATIONS
     return None

@@ -33,12 +33,16 @@ class CommandModule(Protocol):
 class Command:
     name: str
     help: str
-    module: str  # relative to this package: "._run"
+    module: str  # relative to this package: "._run"; or absolute (_MAINTAINERS)
 
     def load(self) -> CommandModule:
         module: CommandModule = importlib.import_module(self.module, __package__)
         return module
 
+
+# The commands maintainers and publishers run live in persyk_maintainers, which imports the
+# runner; the runner names them here and never imports them itself (tests/test_layers.py).
+_MAINTAINERS = "persyk_maintainers.cli."
 
 # In the order `persyk-conformance --help` lists them.
 COMMANDS: tuple[Command, ...] = (
@@ -47,14 +51,18 @@ COMMANDS: tuple[Command, ...] = (
     Command("show", "print one case: manifest, input bytes, expectations, rule texts", "._cases"),
     Command("check-fixtures", "sanity-check the fixtures and run them against the reference",
             "._cases"),
-    Command("diff", "classify a contract change as compatible or breaking", "._gate"),
-    Command("release", "build or verify a release archive of the contract", "._gate"),
-    Command("bench", "time fixed workloads through one or more adapters", "._bench"),
+    Command("diff", "classify a contract change as compatible or breaking",
+            _MAINTAINERS + "_gate"),
+    Command("release", "build or verify a release archive of the contract",
+            _MAINTAINERS + "_gate"),
+    Command("bench", "time fixed workloads through one or more adapters",
+            _MAINTAINERS + "_bench"),
     Command("merge", "join the shard reports of one run (run --shard K/N) into one report",
             "._merge"),
     Command("compare", "several implementations side by side, from their JSON reports",
-            "._compare"),
+            _MAINTAINERS + "_compare"),
     Command("fuzz", "compare an implementation with the reference on generated sessions",
             "._fuzz"),
-    Command("site", "a static site of run reports: badges, matrix, a page per case", "._site"),
+    Command("site", "a static site of run reports: badges, matrix, a page per case",
+            _MAINTAINERS + "_site"),
 )

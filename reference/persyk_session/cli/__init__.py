@@ -80,7 +80,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("discover", "sessions under the roots, from their headers", "._search"),
     Command("search", "literal case-insensitive search over the roots", "._search"),
     Command("open-result", "the context a search result pinned", "._search"),
-    Command("dsh", "dsh JSONL persistence v0: create, append, load, list", "..dsh.cli",
+    Command("dsh", "dsh JSONL persistence v0: create, append, load, list", "persyk_dsh.cli",
             "add_dsh_arguments", "cmd_dsh"),
     Command("adapter", "speak the conformance protocol on stdio", "._adapter"),
 )

@@ -1,0 +1,5 @@
+"""``persyk_maintainers.bench`` under its former import path, with every submodule (``_moved``)."""
+
+from ._moved import alias
+
+alias(__name__, "persyk_maintainers.bench")

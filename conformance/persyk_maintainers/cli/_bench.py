@@ -1,0 +1,179 @@
+"""``persyk-conformance bench`` and ``persyk-conformance bench compare``
+(docs/maintainers/performance.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from persyk_conformance._bounded import JsonLimits, Refused, read_json
+from persyk_conformance.cli._args import positive_int, positive_number
+from persyk_conformance.cli._commands import REFERENCE_ADAPTER, Command, SubParsers
+from persyk_conformance.cli._status import UsageProblem, Verdict
+
+from ..bench._plot import PlotUnavailable, plot_report
+from ..bench._report import compare, not_publishable, render_markdown
+from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
+
+__all__ = ["register"]
+
+_REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a bench report of every workload
+
+FAILED = ("invalid", "timeout", "error")
+
+
+def _sizes(text: str) -> tuple[float, ...]:
+    try:
+        sizes = tuple(positive_number(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError("a comma-separated list of sizes in MB") from None
+    if not sizes:
+        raise argparse.ArgumentTypeError("a comma-separated list of sizes in MB")
+    return sizes
+
+
+def cmd_bench(args: argparse.Namespace) -> Verdict:
+    if args.bench_command == "compare":
+        return cmd_compare(args)
+    impls = (tuple(tuple(shlex.split(cmd)) for cmd in args.impl) if args.impl
+             else (REFERENCE_ADAPTER,))
+    if any(not argv for argv in impls):
+        raise UsageProblem("--impl is empty", command="bench")
+    only = tuple(name for group in args.only or () for name in group)
+    config = BenchConfig(impls=impls, scale=args.scale, repeat=args.repeat, timeout=args.timeout,
+                         only=only, sizes=args.sizes or (), data=args.data,
+                         warmup=not args.no_warmup, floor_runs=args.floor_runs)
+    try:
+        chosen = workloads_for(config)
+    except ValueError as exc:
+        raise UsageProblem(str(exc), command="bench") from None
+    if args.list:
+        for workload in chosen:
+            print(f"{workload.key:<24} [{workload.capability}] {workload.heading}")
+        return Verdict.CLEAN
+    for plot in args.plot or ():
+        if plot.suffix.lower() not in (".png", ".svg"):
+            raise UsageProblem(f"--plot {plot}: use .png or .svg", command="bench")
+    try:
+        report = run_bench(config, None if args.quiet else sys.stderr)
+    except Refused as exc:  # --data holds a link, a FIFO or a device
+        raise UsageProblem(f"--data: {exc}", command="bench") from None
+    return _write(report, args)
+
+
+def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
+    markdown = render_markdown(report)
+    if args.report is not None:
+        args.report.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    if args.markdown is not None:
+        args.markdown.write_text(markdown, "utf-8")
+    sys.stdout.write(markdown)
+    for plot in args.plot or ():
+        try:
+            plot_report(report, plot)
+        except PlotUnavailable as exc:
+            print(f"persyk-conformance bench: no plot written: {exc}", file=sys.stderr)
+            break
+    failed = [f"{w['key']} ({r['implementation']}: {r['outcome']})"
+              for w in report["workloads"] for r in w["results"] if r["outcome"] in FAILED]
+    if failed:
+        print(f"persyk-conformance bench: not timed: {', '.join(failed)}", file=sys.stderr)
+    if report["aborted"]:
+        print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
+    if failed or report["aborted"]:
+        return Verdict.FOUND
+    reasons = not_publishable(report)
+    if reasons:
+        print("persyk-conformance bench: not publishable (not a quiet machine): "
+              + "; ".join(reasons), file=sys.stderr)
+        if args.publishable:
+            return Verdict.NOT_PUBLISHABLE
+    return Verdict.CLEAN
+
+
+def cmd_compare(args: argparse.Namespace) -> Verdict:
+    try:
+        old = read_json(args.old, _REPORT_LIMITS)
+        new = read_json(args.new, _REPORT_LIMITS)
+    except Refused as exc:
+        raise UsageProblem(str(exc), command="bench compare") from None
+    result = compare(old, new, args.threshold)
+    for line in result.lines:
+        print(line)
+    return Verdict.found_if(bool(result.regressions))
+
+
+BENCH_EPILOG = """\
+workloads (--only takes these names, or globs over them):
+{workloads}
+--sizes 10,100,1000 runs {scaling} at each size (MB, times --scale) for the cost-against-size
+plot. Exit status: 0 when every workload was timed or is unsupported; 1 when an implementation
+answered wrongly (invalid), timed out or failed; 2 for a usage problem; 4 with --publishable when
+the machine was not quiet (a load above half the cores before the run, other processes using
+more than 10% of the machine's CPU time during a workload, CPU steal above 5%, or a floor whose
+repetitions spread more than 1.3x): the reports are still written, marked NOT PUBLISHABLE.
+"""
+
+
+def register(sub: SubParsers, command: Command) -> None:
+    """Add ``bench`` (and its ``compare``) to the command line."""
+    names = "\n".join(f"  {kind.name:<18} {kind.title}" for kind in WORKLOADS)
+    bench = sub.add_parser(
+        command.name, help=command.help,
+        description="Time a fixed set of generated workloads through each implementation's "
+                    "adapter, interleaved, each against a floor measured in the same run, and "
+                    "write the reports (docs/maintainers/performance.md). `bench compare OLD "
+                    "NEW` prints what got slower.",
+        epilog=BENCH_EPILOG.format(workloads=names,
+                                   scaling=", ".join(k.name for k in SCALING)),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument("--impl", action="append", metavar="CMD",
+                       help="an adapter command line (shell-quoted; repeatable); default: the "
+                            "built-in reference through its subprocess adapter")
+    bench.add_argument("--scale", type=positive_number, default=1.0, metavar="F",
+                       help="multiply every workload's size (1: the published sizes; 0.01: CI)")
+    bench.add_argument("--repeat", type=positive_int, default=3, metavar="N",
+                       help="timed repetitions per implementation (default: 3)")
+    bench.add_argument("--floor-runs", type=positive_int, default=3, metavar="N",
+                       help="each floor repetition is the least of N runs (default: 3)")
+    bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
+                       help="deadline of one repetition of one workload (default: 600)")
+    bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",
+                       help="only these workloads (names or globs)")
+    bench.add_argument("--sizes", type=_sizes, metavar="MB,MB,...",
+                       help="run the scaling workloads at each of these sizes")
+    bench.add_argument("--report", type=Path, metavar="FILE.json", help="write the JSON report")
+    bench.add_argument("--markdown", type=Path, metavar="FILE.md", help="write the Markdown")
+    bench.add_argument("--plot", type=Path, action="append", metavar="FILE.png|FILE.svg",
+                       help="write the plot (repeatable; needs the 'plot' extra: matplotlib)")
+    bench.add_argument("--data", type=Path, metavar="DIR",
+                       help="keep the generated inputs in DIR and reuse them when their "
+                            "manifest matches (default: a temporary directory)")
+    bench.add_argument("--no-warmup", action="store_true",
+                       help="no untimed warm-up repetition before the timed ones")
+    bench.add_argument("--publishable", action="store_true",
+                       help="exit 4 unless the machine was quiet throughout (for figures that "
+                            "go into docs/: see the exit statuses below)")
+    bench.add_argument("--list", action="store_true", help="list the selected workloads")
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    bench.set_defaults(run=cmd_bench, bench_command=None)
+    # Optional: `bench` alone runs the workloads; argparse would print a bare "compare ..." as if
+    # it were required.
+    inner = bench.add_subparsers(dest="bench_command", metavar="[compare OLD NEW]",
+                                 required=False)
+    comparison = inner.add_parser(
+        "compare", help="what got slower from one JSON report to another",
+        description="Print each workload and implementation that got slower from OLD to NEW "
+                    "beyond the noise (the new fastest repetition slower than the old slowest, "
+                    "as ratios to the floor); exit 1 when one got slower by more than the "
+                    "threshold (median against median) or stopped being ok.",
+    )
+    comparison.add_argument("old", type=Path, metavar="OLD.json")
+    comparison.add_argument("new", type=Path, metavar="NEW.json")
+    comparison.add_argument("--threshold", type=float, default=10.0, metavar="PCT",
+                            help="the slowdown, in percent, that fails (default: 10)")

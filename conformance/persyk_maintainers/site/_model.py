@@ -1,0 +1,211 @@
+"""What the site shows, computed from run reports: implementations, cases, the area matrix,
+disagreements, badges. Pure: parsed reports in, frozen values out (``_render`` does the IO).
+
+A case's outcome is folded into the verdicts ``compare`` uses (pass, fail, xfail,
+unsupported), so the site and ``persyk-conformance compare`` never count differently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from persyk_conformance.reports._compare import _VERDICT_OF, LEVELS, VERDICTS
+
+__all__ = [
+    "Answer",
+    "Implementation",
+    "SiteCase",
+    "SiteError",
+    "SiteModel",
+    "badge",
+    "build_model",
+    "slug",
+]
+
+_SAFE_ID = re.compile(r"^[A-Z]{1,3}-[0-9]{3,4}$")  # a case id is a file name of the site
+
+
+class SiteError(ValueError):
+    """Reports that cannot make one site (another profile, a case id that is no id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One implementation's result of one case, as its report gave it."""
+
+    outcome: str
+    verdict: str
+    reason: str | None = None
+    step: int | None = None
+    op: str | None = None
+    mismatches: tuple[str, ...] = ()
+    expected: tuple[str, ...] = ()
+    expected_failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    slug: str  # unique in the site, [a-z0-9-]: its badge's file name
+    name: str
+    version: str
+    language: str
+    capabilities: tuple[str, ...]
+    contract: str
+    mode: str
+    started_at: str
+    source: str  # the report file's name
+    answers: Mapping[str, Answer] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+    def verdict(self, case_id: str) -> str:
+        answer = self.answers.get(case_id)
+        return "unsupported" if answer is None else answer.verdict
+
+
+@dataclass(frozen=True, slots=True)
+class SiteCase:
+    id: str
+    title: str
+    kind: str
+    level: str
+    rules: tuple[str, ...]
+    sections: tuple[tuple[str, str, str], ...]  # (rule, level, spec section) per rule
+    requires: tuple[str, ...]
+
+    @property
+    def areas(self) -> tuple[str, ...]:
+        return tuple(sorted({rule.split("-", 1)[0] for rule in self.rules}))
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    counts: tuple[int, int, int, int]  # VERDICTS order
+    cases: int
+
+
+@dataclass(frozen=True, slots=True)
+class SiteModel:
+    profile: str
+    implementations: tuple[Implementation, ...]
+    cases: tuple[SiteCase, ...]
+
+    @property
+    def contracts(self) -> tuple[str, ...]:
+        return tuple(sorted({impl.contract for impl in self.implementations}))
+
+    @property
+    def areas(self) -> tuple[str, ...]:
+        return tuple(sorted({area for case in self.cases for area in case.areas}))
+
+    def by_level(self, impl: Implementation) -> dict[str, dict[str, int]]:
+        """Per level present, the count of each verdict (and ``cases``)."""
+        table: dict[str, dict[str, int]] = {}
+        for level in LEVELS:
+            chosen = [c for c in self.cases if c.level == level]
+            if chosen:
+                row = {v: sum(impl.verdict(c.id) == v for c in chosen) for v in VERDICTS}
+                table[level] = {**row, "cases": len(chosen)}
+        return table
+
+    def matrix(self) -> list[tuple[str, list[Cell]]]:
+        """Per area, per implementation: the verdict counts of the area's cases."""
+        rows = []
+        for area in self.areas:
+            chosen = [c for c in self.cases if area in c.areas]
+            cells = [Cell(tuple(sum(impl.verdict(c.id) == v for c in chosen)  # type: ignore[arg-type]
+                                for v in VERDICTS), len(chosen))
+                     for impl in self.implementations]
+            rows.append((area, cells))
+        return rows
+
+    def disagreements(self) -> list[tuple[str, list[SiteCase]]]:
+        """Cases one implementation passes and another fails (or expects to fail), grouped by
+        who passes: the cause a reader looks for first ("pi fails where the others pass")."""
+        groups: dict[str, list[SiteCase]] = {}
+        for case in self.cases:
+            verdicts = [impl.verdict(case.id) for impl in self.implementations]
+            if "pass" not in verdicts or not {"fail", "xfail"} & set(verdicts):
+                continue
+            failing = [impl.label for impl, v in zip(self.implementations, verdicts, strict=True)
+                       if v in ("fail", "xfail")]
+            groups.setdefault(f"fails (or expects to fail) here: {', '.join(failing)}",
+                              []).append(case)
+        return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def slug(text: str, taken: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "implementation"
+    name, number = base, 2
+    while name in taken:
+        name, number = f"{base}-{number}", number + 1
+    taken.add(name)
+    return name
+
+
+def _answer(case: Mapping[str, Any]) -> Answer:
+    details = case.get("details") or {}
+    return Answer(
+        outcome=case["outcome"], verdict=_VERDICT_OF[case["outcome"]],
+        reason=details.get("reason"), step=details.get("step"), op=details.get("op"),
+        mismatches=tuple(details.get("mismatches", ())),
+        expected=tuple(details.get("expected", ())),
+        expected_failure=details.get("expected_failure"),
+    )
+
+
+def build_model(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> SiteModel:
+    """The site of ``reports`` (each: its file name and its parsed, schema-valid JSON)."""
+    if not reports:
+        raise SiteError("the site needs at least one report")
+    profiles = {report["header"].get("profile", "v1") for _, report in reports}
+    if len(profiles) > 1:
+        raise SiteError(f"the reports are of different profiles: {', '.join(sorted(profiles))}")
+    taken: set[str] = set()
+    implementations = []
+    cases: dict[str, SiteCase] = {}
+    for source, report in reports:
+        header = report["header"]
+        hello = header.get("implementation") or {}
+        name = str(hello.get("name", f"(never started) {source}"))
+        version = str(hello.get("version", "?"))
+        answers = {}
+        for case in report["cases"]:
+            if not _SAFE_ID.match(case["id"]):
+                raise SiteError(f"{source}: {case['id']!r} is not a case id")
+            answers[case["id"]] = _answer(case)
+            cases.setdefault(case["id"], SiteCase(
+                id=case["id"], title=case["title"], kind=case["kind"],
+                level=case.get("level", ""), rules=tuple(case["rules"]),
+                sections=tuple((d["id"], d["level"], d["section"])
+                               for d in case.get("rule_details", ())),
+                requires=tuple(case["requires"]),
+            ))
+        implementations.append(Implementation(
+            slug=slug(f"{name} {version}", taken), name=name, version=version,
+            language=str(hello.get("language", "?")),
+            capabilities=tuple(header.get("capabilities", ())),
+            contract=header["suite"]["contract"], mode=header.get("mode", "?"),
+            started_at=header.get("started_at", ""), source=source, answers=answers,
+        ))
+    return SiteModel(profiles.pop(), tuple(implementations),
+                     tuple(sorted(cases.values(), key=lambda c: c.id)))
+
+
+def badge(model: SiteModel, impl: Implementation) -> dict[str, Any]:
+    """The shields.io endpoint JSON of an implementation (its SVG says the same): the MUST
+    cases it passes of those its capabilities reach, red on any MUST failure."""
+    must = model.by_level(impl).get("MUST", {})
+    tested = must.get("pass", 0) + must.get("fail", 0) + must.get("xfail", 0)
+    failing = must.get("fail", 0)
+    color = "red" if failing else ("orange" if must.get("xfail", 0) else "brightgreen")
+    if not tested:
+        color = "lightgrey"
+    return {"schemaVersion": 1, "label": f"persyk {model.profile}",
+            "message": f"{must.get('pass', 0)}/{tested} MUST" + (
+                f", {failing} failing" if failing else ""), "color": color}
