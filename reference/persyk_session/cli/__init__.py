@@ -28,6 +28,7 @@ from typing import NoReturn
 from .._errors import Code, UsageError
 from .._exit import EXIT_USAGE
 from .._version import __version__
+from ..operations import _mode  # noqa: F401  (refuses a misspelt PERSYK_SESSION_MODE at start-up)
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 

@@ -58,9 +58,9 @@ import msgspec
 import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ._grammar import MAX_DEPTH
+from ..read._grammar import MAX_DEPTH
+from ..read._schema import impossible_day
 from ._messages_typed import _ID_PATTERN, _TIMESTAMP_PATTERN, AnyObject, EpochMs
-from ._schema import impossible_day
 
 __all__ = ["ID_CORE", "TIMESTAMPS", "TIMESTAMP_CORE", "MessageBlock", "all_match", "ids_match",
            "plain_message_block", "unanchored"]

@@ -59,9 +59,9 @@ from orjson import dumps as _dumps
 from orjson import loads as _loads
 
 from .._errors import Code, ContractError, Diagnostic, UsageError
-from . import _records
-from ._grammar import MAX_DEPTH
-from ._records import MAX_RECORD_BYTES, check_encodable
+from ..read import _records
+from ..read._grammar import MAX_DEPTH
+from ..read._records import MAX_RECORD_BYTES, check_encodable
 
 __all__ = ["dumps_json", "encode_record", "parse_record"]
 

@@ -17,8 +17,8 @@ from itertools import accumulate, islice, repeat
 from operator import add, lt
 from typing import Final
 
-from ._entries import EntryMeta
-from ._schema import KNOWN_ENTRY_TYPES
+from ..read._entries import EntryMeta
+from ..read._schema import KNOWN_ENTRY_TYPES
 
 __all__ = ["ColumnTable"]
 

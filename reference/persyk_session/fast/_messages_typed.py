@@ -48,8 +48,8 @@ from typing import Annotated, Any, Final
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from ._grammar import MAX_DEPTH
-from ._records import MAX_RECORD_BYTES
+from ..read._grammar import MAX_DEPTH
+from ..read._records import MAX_RECORD_BYTES
 
 __all__ = ["plain_message_ids"]
 

@@ -16,8 +16,8 @@ from typing import Any, Final
 import jsonschema_rs
 
 from .._errors import Code, Diagnostic
-from . import _schema
-from ._schema import (
+from ..read import _schema
+from ..read._schema import (
     KNOWN_ENTRY_TYPES,
     TYPES_WITH_RULES_BEYOND_SCHEMA,
     entry_faults_beyond_schema,
