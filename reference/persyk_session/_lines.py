@@ -1,6 +1,6 @@
 """Cutting a byte stream into physical lines at each LF (REC-1): the one line splitter.
 
-Used by every reader: the full read and the live index (``_store.feed_lines``), batches given
+Used by every reader: the full read and the live index (``read/_feed.feed_lines``), batches given
 as raw JSONL (``_append.items_from_jsonl``) and buffers already in memory (:func:`split_lines`).
 Sans-IO: it pulls bytes through a ``read(n)`` callback and never opens anything.
 """
@@ -85,7 +85,7 @@ def split_blocks(
 
     The same lines, numbers, offsets and limit (REC-21) as :func:`split_stream`: a line
     carried over from the last chunk comes out as a :class:`Line` when its LF arrives, then the
-    chunk's complete lines as a block (the fast mode's block lane reads them at once; a block
+    chunk's complete lines as a block (the fast engine's block lane reads them at once; a block
     it declines is cut by :func:`lines_of_block`), and the piece after its last LF is carried.
     Once ``want()`` says False (asked before each chunk), the chunks' lines come out one by one
     as :func:`split_stream` cuts them, without the copies a block costs.

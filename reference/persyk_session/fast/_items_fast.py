@@ -1,4 +1,4 @@
-"""A batch record given as a JSON value, encoded and read back fast (fast mode only; issue 27).
+"""A batch record given as a JSON value, encoded and read back fast (the fast engine's batch lane).
 
 The careful path (``_append_plan._item_from_object``) walks the value in Python to refuse what
 would break a read rule (``_records.check_encodable``: lone surrogates, depth, non-finite

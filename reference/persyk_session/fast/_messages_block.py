@@ -1,4 +1,4 @@
-"""The fast mode's block lane: a whole read chunk of plain ``message`` entries at once.
+"""The fast engine's block lane: a whole read chunk of plain ``message`` entries at once.
 
 The per-record lane (``_messages_typed``) pays a Python call, a decode, an encode and two
 screens for every record. Here the complete lines of one read chunk (``_lines.split_blocks``)

@@ -43,16 +43,16 @@ def resolve_session_file(path: str | os.PathLike[str]) -> Path:
     """``path`` itself if it is a file, ``path/session.jsonl`` if it is a session directory."""
     # os.stat rather than Path.is_dir/is_file: this runs on every append (one or two stats).
     candidate = os.fspath(path)
-    mode = _mode(candidate)
+    mode = _stat_mode(candidate)
     if mode is not None and stat.S_ISDIR(mode):
         candidate = os.path.join(candidate, SESSION_FILE)
-        mode = _mode(candidate)
+        mode = _stat_mode(candidate)
     if mode is not None and stat.S_ISREG(mode):
         return Path(candidate)
     raise UsageError(Code.PATH_NOT_FOUND, "no session file or session directory at the path")
 
 
-def _mode(path: str) -> int | None:
+def _stat_mode(path: str) -> int | None:
     try:
         return os.stat(path).st_mode
     except (OSError, ValueError):  # ValueError: an embedded NUL
@@ -70,7 +70,7 @@ def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
     Anything but a regular file is PATH_NOT_FOUND, as for reading.
     """
     candidate = os.fspath(path)
-    mode = _mode(candidate)
+    mode = _stat_mode(candidate)
     if mode is not None and stat.S_ISDIR(mode):
         candidate = os.path.join(candidate, SESSION_FILE)
     try:

@@ -4,7 +4,7 @@ Each record is appended and fsynced on its own (APP-8), chained onto the previou
 caller's explicit leaf, as a capture appends each observation when it happens. Media bytes are
 written and fsynced before the record that names them (RT-7): a range of the capture WAV when
 its bytes there are identical (RT-8), else a ``protocol-<uuid>.bin`` asset (RT-10). The planner
-(``_replay``) decides what to do; this module does it. A failed append halts the replay
+(``_replay_plan``) decides what to do; this module does it. A failed append halts the replay
 (CAP-12): the result says so, and nothing after it is written.
 """
 

@@ -21,7 +21,7 @@ from ..read._schema import is_other_version
 __all__ = ["OtherVersion", "refuse_other_version"]
 
 _CHUNK: Final = 1 << 16
-# A header is about a hundred bytes: the first read is small (every mutation makes it, issue 27).
+# A header is about a hundred bytes: the first read is small (every mutation makes it).
 _FIRST_CHUNK: Final = 1 << 12
 
 
