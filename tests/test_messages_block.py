@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_conformance.bench._data import conversation_records
 from persyk_session._errors import Code
-from persyk_session._lines import Block, lines_of_block, split_blocks, split_stream
+from persyk_session._lines import split_stream
 from persyk_session.fast import FAST_ENGINE, _lanes, _messages_block
+from persyk_session.fast._blocks import Block, lines_of_block, split_blocks
 from persyk_session.fast._entries_fast import ColumnTable
 from persyk_session.fast._messages_block import MessageBlock
 from persyk_session.fast._messages_block import plain_message_block as lane_of_lines

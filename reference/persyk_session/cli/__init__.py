@@ -25,10 +25,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from .. import _mode_name  # noqa: F401  (refuses a misspelt PERSYK_SESSION_MODE early)
 from .._errors import Code, UsageError
 from .._exit import EXIT_USAGE
 from .._version import __version__
-from ..operations import _mode  # noqa: F401  (refuses a misspelt PERSYK_SESSION_MODE early)
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 

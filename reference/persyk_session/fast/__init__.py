@@ -8,7 +8,8 @@ them; the core never imports this package (tests/test_core_purity.py), the edge
   for protocol messages;
 * ``_schema_fast`` (jsonschema-rs for the common "valid") beside ``read/_schema``;
 * ``_entries_fast`` (a column-wise entry table) beside ``read/_entries.EntryList``;
-* ``_lanes`` with ``_messages_typed`` and ``_messages_block`` (msgspec) beside ``read/_feed``;
+* ``_lanes`` with ``_messages_typed``, ``_messages_block`` (msgspec) and ``_blocks`` beside
+  ``read/_feed`` and ``_lines``;
 * ``_bodies_fast`` (bodies kept from the validating pass) beside ``read/_feed.NoBodies``;
 * ``_batch`` with ``_items_fast`` beside the append planner's careful path;
 * ``_fanout`` (search over worker processes) beside the serial scan.

@@ -22,13 +22,14 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Final
 
 from .._errors import Diagnostic
-from .._lines import Block, Line, lines_of_block, split_blocks
+from .._lines import Line
 from ..read._engine import KeptBodies, ParseRecord, Read, TakeBlock
 from ..read._feed import NO_BODIES, line_findings
 from ..read._feed import feed_lines as feed_each_line
 from ..read._graph import graph_findings
 from ..read._index import IndexBuilder
 from ..read._records import MAX_RECORD_BYTES
+from ._blocks import Block, lines_of_block, split_blocks
 
 if TYPE_CHECKING:
     from ._messages_block import MessageBlock

@@ -1,7 +1,7 @@
 """The fast engine's block lane: a whole read chunk of plain ``message`` entries at once.
 
 The per-record lane (``_messages_typed``) pays a Python call, a decode, an encode and two
-screens for every record. Here the complete lines of one read chunk (``_lines.split_blocks``)
+screens for every record. Here the complete lines of one read chunk (``_blocks.split_blocks``)
 are decoded by one ``msgspec.json.Decoder.decode_lines`` call, proved by one
 ``Encoder.encode_lines`` comparison and screened by a few passes of C over the chunk, and the
 index commits them in one call (``ColumnTable.add_linked_messages``: ID-3 and TREE-1 for the
