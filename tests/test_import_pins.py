@@ -225,8 +225,7 @@ SMALL_VALIDATE_MAY_LOAD = frozenset({
         "read._index", "read._records", "read._schema", "read._store",
         # the fast engine (fast/__init__.py); its msgspec lanes load only for a large read
         "fast", "fast._batch", "fast._blocks", "fast._bodies_fast", "fast._entries_fast",
-        "fast._fanout", "fast._json_fast", "fast._lanes", "fast._records_fast",
-        "fast._schema_fast")),
+        "fast._json_fast", "fast._lanes", "fast._records_fast", "fast._schema_fast")),
     "persyk_session",
 })
 

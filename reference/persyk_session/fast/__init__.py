@@ -17,7 +17,8 @@ them; the core never imports this package (tests/test_core_purity.py), the edge
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
 
 from ..read._engine import (
     BatchLane,
@@ -37,7 +38,6 @@ from . import _lanes, _records_fast, _schema_fast
 from ._batch import ProvenBatch
 from ._bodies_fast import keep_bodies
 from ._entries_fast import ColumnTable
-from ._fanout import ParallelScan
 from ._json_fast import loads_json
 
 __all__ = ["FAST_ENGINE"]
@@ -53,7 +53,18 @@ _FEED: LineFeeder = _lanes.feed_lines
 _SCAN: ScanFeeder = _lanes.scan_lines
 _KEEP: KeepBodies = keep_bodies
 _BATCH: BatchLane = ProvenBatch()
-_FAN_OUT: SearchFanOut = ParallelScan()
+
+
+def _parallel_scan(
+    work: Callable[[tuple[Any, ...]], list[Any]], items: Sequence[Any], sizes: Sequence[int]
+) -> Iterator[Any]:
+    # Imported by the first search: the worker pool's modules cost every other command nothing.
+    from ._fanout import ParallelScan
+
+    return ParallelScan()(work, items, sizes)
+
+
+_FAN_OUT: SearchFanOut = _parallel_scan
 
 FAST_ENGINE: Final = Engine(
     name="fast",

@@ -141,7 +141,7 @@ def check_encodable(obj: object) -> bool:
     """Refuse a value whose record would break a read rule, walking it iteratively.
 
     Returns whether the value holds an integer beyond 64 bits (REC-9, rev. 2: such integers are
-    written exactly; ``_records_fast`` cannot write them with orjson).
+    written exactly; ``fast/_records_fast`` cannot write them with orjson).
     """
     if not isinstance(obj, dict):
         raise _refuse(Code.RECORD_NOT_OBJECT, "the record is not a JSON object")  # REC-4
