@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_session.fast._records_fast import encode_record, parse_record
 from persyk_session.read._context import LeafSelector
 from persyk_session.read._index import EntryMeta, IndexBuilder
-from persyk_session.read._mode import encode_record, parse_record
 from persyk_session.read._store import open_session
 from persyk_session.write._append import append_records, items_from_objects, plan_append
 

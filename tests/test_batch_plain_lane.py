@@ -1,5 +1,5 @@
-"""The batch planner's lane for plain message entries (``write/_items_fast.plain_message``,
-``_append_plan._Batch.commit_plain``) against the readable definition.
+"""The fast engine's batch lane for plain message entries (``fast/_items_fast.plain_messages``,
+``fast/_batch.ProvenBatch``) against the readable definition.
 
 The lane may decline any record (it then takes the schema and graph checks as before); what it
 must never do is call a record plain that ``_schema.validate_entry`` (python-jsonschema, the
@@ -10,6 +10,7 @@ leaves the same index.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,23 +23,29 @@ from hypothesis import strategies as st
 from persyk_conformance.strategies import json_values, messages, timestamps
 from persyk_maintainers.bench._data import conversation_records
 from persyk_maintainers.bench._writes import _user
+from persyk_session.fast import FAST_ENGINE
+from persyk_session.fast._messages_block import ID_CORE, TIMESTAMP_CORE
 from persyk_session.read import _schema
 from persyk_session.read._context import LeafSelector
+from persyk_session.read._engine import READABLE_ENGINE, Engine
 from persyk_session.read._index import IndexBuilder
-from persyk_session.read._mode import READABLE
-from persyk_session.write import _append_plan
-from persyk_session.write._append_plan import (
-    AppendPlan,
-    BatchItem,
-    _plain_proofs,
-    items_from_objects,
-    plan_append,
-)
+from persyk_session.write._append_plan import AppendPlan, BatchItem, _proofs, plan_append
+from persyk_session.write._append_plan import items_from_objects as items_of_engine
 
-pytestmark = pytest.mark.skipif(READABLE, reason="the readable mode has no plain lane")
+# The fast engine without its batch lane: every record takes the careful path.
+WITHOUT_LANE = dataclasses.replace(FAST_ENGINE, batch=READABLE_ENGINE.batch)
 
-if not READABLE:
-    from persyk_session.read._messages_block import ID_CORE, TIMESTAMP_CORE
+
+def items_from_objects(records: Sequence[Any]) -> list[BatchItem]:
+    return items_of_engine(records, engine=FAST_ENGINE)
+
+
+def _plain_proofs(builder: IndexBuilder, items: Sequence[BatchItem]) -> list[bool]:
+    return _proofs(builder, items, FAST_ENGINE.batch)
+
+
+def _new_builder() -> IndexBuilder:
+    return IndexBuilder(FAST_ENGINE.new_table(), schema=FAST_ENGINE.schema)
 
 SETTINGS = settings(
     max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -75,17 +82,17 @@ def altered_entries(draw: st.DrawFn) -> dict[str, Any]:
     return record
 
 
-def _proofs(records: list[dict[str, Any]]) -> list[bool]:
-    return _plain_proofs(IndexBuilder(), items_from_objects(records))
+def _proofs_of(records: list[dict[str, Any]]) -> list[bool]:
+    return _plain_proofs(_new_builder(), items_from_objects(records))
 
 
 def _plain(record: dict[str, Any]) -> bool:
-    return _proofs([record])[0]
+    return _proofs_of([record])[0]
 
 
 def _assert_sound(records: list[dict[str, Any]]) -> None:
     items = items_from_objects(records)
-    for item, plain in zip(items, _plain_proofs(IndexBuilder(), items), strict=True):
+    for item, plain in zip(items, _plain_proofs(_new_builder(), items), strict=True):
         if plain:
             assert item.value is not None and item.value["type"] == "message"
             assert _schema.validate_entry(item.value) == []
@@ -109,14 +116,14 @@ def test_lane_is_sound_record_by_record_in_a_batch(records: list[dict[str, Any]]
     # The patterns are matched once per batch: one record's bad id or timestamp must decline
     # that record, and only that one.
     _assert_sound(records)
-    assert _proofs(records) == [_plain(record) for record in records]
+    assert _proofs_of(records) == [_plain(record) for record in records]
 
 
 @pytest.mark.parametrize("bad_id", ["-e1", "a\nb", "", "e" * 129, "é"],
                          ids=["leading-dash", "lf-inside", "empty", "too-long", "not-ascii"])
 def test_a_bad_id_in_a_batch_declines_that_record_alone(bad_id: str) -> None:
     records = [_user("a", None), _user(bad_id, "a"), _user("b", "a"), _user("c", bad_id)]
-    assert _proofs(records) == [True, False, True, False]
+    assert _proofs_of(records) == [True, False, True, False]
 
 
 def test_the_lanes_patterns_are_the_schemas() -> None:
@@ -183,27 +190,23 @@ COMMITTED = [_user("e1", None), _user("x.y_z-9", "e1")]
 
 
 def _builder() -> IndexBuilder:
-    builder = IndexBuilder()
+    builder = _new_builder()
     assert builder.add_header(HEADER) == []
     for line, record in enumerate(COMMITTED, start=2):
         assert builder.add_entry(record, line=line, offset=100 * line, length=99) == []
     return builder
 
 
-def _plan(items: list[BatchItem]) -> tuple[AppendPlan, Any]:
+def _plan(items: list[BatchItem], engine: Engine = FAST_ENGINE) -> tuple[AppendPlan, Any]:
     """The plan of ``items`` after ``COMMITTED``, and the index it leaves."""
     builder = _builder()
     committed = {r["id"]: r for r in COMMITTED}
     plan = plan_append(
         builder, items, leaf=LeafSelector.default(), end_offset=1000, next_line=4,
-        load_committed=lambda meta: committed[meta.id])
+        load_committed=lambda meta: committed[meta.id], engine=engine)
     index = builder.build()
     entries = [index.by_id.get(i) for i in ["a", "b", "c", "e1", "x.y_z-9"]]
     return plan, (entries, index.diagnostics, index.lines, index.default_leaf)
-
-
-def _without_lane(records: Sequence[tuple[bytes, dict[str, Any]] | None]) -> list[bool]:
-    return [False] * len(records)
 
 
 @SETTINGS
@@ -212,10 +215,7 @@ def test_a_plan_is_the_same_with_the_lane_and_without(records: list[dict[str, An
     # Ids and parents from a small set: duplicates, retries, conflicts, missing parents and
     # parents earlier in the batch all occur.
     items = items_from_objects(records)
-    with_lane = _plan(items)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_append_plan, "plain_messages", _without_lane)
-        assert with_lane == _plan(items)
+    assert _plan(items) == _plan(items, WITHOUT_LANE)
 
 
 def test_a_retry_of_a_committed_id_is_left_out_of_the_proofs() -> None:

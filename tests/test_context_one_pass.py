@@ -1,6 +1,6 @@
-"""Context in one pass: the bodies on the selected path come from the
-validating pass (``_bodies_fast.KeptBodies``), parsed once, and the history is the one the readable
-twin gets by reading each body again (CTX-4..CTX-11 unchanged).
+"""Context in one pass: with the fast engine the bodies on the selected path come from the
+validating pass (``fast/_bodies_fast.KeptBodies``), parsed once, and the history is the one the
+readable engine gets by reading each body again (CTX-4..CTX-11 unchanged).
 
 Each guarantee has a check, shown to fail on a store lacking exactly it
 (tests/fakes/kept_bodies.py).
@@ -9,9 +9,6 @@ Each guarantee has a check, shown to fail on a store lacking exactly it
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +21,9 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from persyk_conformance.records import custom, custom_message, removed, text, user
 from persyk_conformance.records import message as message_entry
+from persyk_session.fast import FAST_ENGINE
+from persyk_session.fast._bodies_fast import KeptBodies
 from persyk_session.operations import op_context
-from persyk_session.read._bodies_fast import KeptBodies
 from persyk_session.read._context import (
     HISTORY_BODY_TYPES,
     History,
@@ -33,21 +31,20 @@ from persyk_session.read._context import (
     effective_history,
     select_leaf,
 )
-from persyk_session.read._mode import KEEP_PARSED_BODIES
+from persyk_session.read._engine import READABLE_ENGINE
+from persyk_session.read._feed import NO_BODIES
 from persyk_session.read._store import OpenSession, index_stream, open_session
 
 StoreClass = Callable[[frozenset[str], int], KeptBodies]
 
-fast_mode_only = pytest.mark.skipif(
-    not KEEP_PARSED_BODIES, reason="the readable mode keeps no body (its twin reads them again)"
-)
-
 
 def opened(file: Path, store: KeptBodies | None) -> OpenSession:
-    """The session as ``open_session`` builds it, with ``store`` as its kept bodies."""
+    """The session as ``open_session`` builds it, with ``store`` as its kept bodies (None: the
+    readable engine's, which keeps none)."""
+    kept = NO_BODIES if store is None else store
     with open(file, "rb") as stream:
-        index = index_stream(stream.read, kept=store)
-    return OpenSession(path=file, index=index, kept=store)
+        index = index_stream(stream.read, kept=kept)
+    return OpenSession(path=file, index=index, kept=kept)
 
 
 def history_of(session: OpenSession, selector: LeafSelector) -> tuple[History, int]:
@@ -221,10 +218,9 @@ def test_twin_property_catches_a_store_that_mixes_bodies() -> None:
 # --- the operation and the collector ------------------------------------------------------------
 
 
-@fast_mode_only
 def test_context_operation_reads_no_body_twice(tmp_path: Path) -> None:
     write_session(tmp_path / "s", branched(40))
-    kept = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES)
+    kept = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES, engine=FAST_ENGINE)
     reread = open_session(tmp_path / "s")
     assert history_of(kept, LeafSelector.default()) == (
         history_of(reread, LeafSelector.default())[0], 0)
@@ -232,22 +228,20 @@ def test_context_operation_reads_no_body_twice(tmp_path: Path) -> None:
         reread, LeafSelector.default())[0].to_json()
 
 
-@fast_mode_only
 def test_collector_resumes_after_a_one_pass_read(tmp_path: Path) -> None:
     write_session(tmp_path / "s", branched(10))
-    session = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES)
+    session = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES, engine=FAST_ENGINE)
     assert gc.isenabled()
     with session.bodies():
         assert not gc.isenabled()  # paused while the history is projected
     assert gc.isenabled()
 
 
-@fast_mode_only
 def test_collector_left_off_by_the_caller_stays_off(tmp_path: Path) -> None:
     write_session(tmp_path / "s", branched(10))
     gc.disable()
     try:
-        session = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES)
+        session = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES, engine=FAST_ENGINE)
         with session.bodies():
             pass
         assert not gc.isenabled()
@@ -255,15 +249,9 @@ def test_collector_left_off_by_the_caller_stays_off(tmp_path: Path) -> None:
         gc.enable()
 
 
-def test_readable_mode_keeps_no_body(tmp_path: Path) -> None:
+def test_readable_engine_keeps_no_body(tmp_path: Path) -> None:
     write_session(tmp_path / "s", branched(10))
-    script = (
-        "import sys\n"
-        "from persyk_session.read._context import HISTORY_BODY_TYPES\n"
-        "from persyk_session.read._store import open_session\n"
-        "print(open_session(sys.argv[1], keep=HISTORY_BODY_TYPES).kept is None)\n"
-    )
-    env = {**os.environ, "PERSYK_SESSION_MODE": "readable"}
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "s")], env=env,
-                         capture_output=True, text=True, check=True, timeout=60).stdout
-    assert out.strip() == "True"
+    session = open_session(tmp_path / "s", keep=HISTORY_BODY_TYPES, engine=READABLE_ENGINE)
+    assert session.kept is NO_BODIES
+    with session.bodies():
+        assert gc.isenabled()  # nothing held, nothing paused

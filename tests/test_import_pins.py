@@ -3,8 +3,8 @@ interpreter, and the modules loaded after its run are compared with its pin.
 
 One line per command: what it must import (so that a run that failed before reaching its
 operation cannot pass) and what it must not. ``validate`` loads no search, realtime, media or
-dsh module, and in readable mode (read/_mode.py) neither orjson nor jsonschema_rs; each ``dsh``
-operation loads the base and ``persyk_dsh`` only, and in readable mode (persyk_dsh.operations
+dsh module, and in readable mode (operations/_mode.py) neither orjson nor jsonschema_rs; each
+``dsh`` operation loads the base and ``persyk_dsh`` only, and in readable mode (persyk_dsh.operations
 chooses the codec) neither orjson nor jsonschema_rs either.
 """
 
@@ -48,9 +48,9 @@ DSH_TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n'
 
 # What validate and info of a small session do not need: leaf selection and
 # context, paging with its read cache and the live index, the typed lane of large files (msgspec,
-# read/_mode.TYPED_LANE_MIN_BYTES), and a version lookup through the installed metadata.
+# fast/_lanes.TYPED_LANE_MIN_BYTES), and a version lookup through the installed metadata.
 NOT_SMALL_READ = (f"{P}read._context", f"{P}read._paging", f"{P}read._read_cache",
-                  f"{P}read._live", f"{P}read._messages_typed", "msgspec", "importlib.metadata")
+                  f"{P}read._live", f"{P}fast._messages_typed", "msgspec", "importlib.metadata")
 
 PINS: dict[str, Pin] = {
     "validate": Pin(("validate", "{s}"), f"{P}operations._read",
@@ -182,8 +182,8 @@ def test_each_command_imports_only_what_its_part_of_the_spec_needs(
 def test_no_command_loads_orjson_or_jsonschema_rs_in_readable_mode(
     name: str, places: dict[str, str]
 ) -> None:
-    # read/_mode.py and persyk_dsh.operations.mode_codec: readable mode runs the readable core
-    # alone, in every command, not only in those with a readable pin above.
+    # operations/_mode.py and persyk_dsh.operations.mode_codec: readable mode runs the readable
+    # core alone, in every command, not only in those with a readable pin above.
     pin = replace(PINS[name], mode="readable")
     modules = loaded_by(pin, places, f"{name} as readable")
     assert pin.needs in modules, f"{name} never reached {pin.needs}: the run is no evidence"
@@ -223,10 +223,12 @@ SMALL_VALIDATE_MAY_LOAD = frozenset({
     "persyk_contract", "persyk_contract.schemas", "orjson", "jsonschema_rs",
     *(f"{P}{name}" for name in (
         "_errors", "_exit", "_fsutil", "_lines", "_mode_name", "_version", "cli", "cli._session",
-        "cli._shared", "operations", "operations._args", "operations._read", "read",
-        "read._bodies_fast", "read._entries", "read._entries_fast", "read._grammar",
-        "read._graph", "read._index", "read._json_fast", "read._mode", "read._records",
-        "read._records_fast", "read._schema", "read._schema_fast", "read._store")),
+        "cli._shared", "operations", "operations._args", "operations._mode", "operations._read",
+        "read", "read._engine", "read._entries", "read._feed", "read._grammar", "read._graph",
+        "read._index", "read._records", "read._schema", "read._store",
+        # the fast engine (fast/__init__.py); its msgspec lanes load only for a large read
+        "fast", "fast._batch", "fast._blocks", "fast._bodies_fast", "fast._entries_fast",
+        "fast._json_fast", "fast._lanes", "fast._records_fast", "fast._schema_fast")),
     "persyk_session",
 })
 
@@ -256,11 +258,11 @@ def test_the_pins_catch_a_validate_that_takes_the_typed_lane_at_any_size(
 ) -> None:
     # The broken variant: the typed lane asked for whatever the file's size, as before the
     # start-up work (read/_store.open_session asked for it on every read).
-    eager = ("import persyk_session.read._store as store\n"
-             "store.typed_lane_pays = lambda size: True\n")
+    eager = ("import persyk_session.fast._lanes as lanes\n"
+             "lanes.typed_lane_pays = lambda size: True\n")
     modules = loaded_by(PINS["validate"], places, "eager lane", prelude=eager)
     assert "msgspec" in unwanted(modules, PINS["validate"].forbidden)
-    assert {"msgspec", f"{P}read._messages_typed"} <= (
+    assert {"msgspec", f"{P}fast._messages_typed"} <= (
         outside_the_standard_library(modules) - SMALL_VALIDATE_MAY_LOAD)
 
 
@@ -269,7 +271,7 @@ def test_a_large_validate_takes_the_typed_lane(
 ) -> None:
     # The size gate must open: a session past TYPED_LANE_MIN_BYTES of plain messages is read
     # through the lane (its throughput is what it is for).
-    from persyk_session.read._mode import TYPED_LANE_MIN_BYTES
+    from persyk_session.fast._lanes import TYPED_LANE_MIN_BYTES
 
     session = tmp_path / "large"
     session.mkdir()
@@ -282,5 +284,5 @@ def test_a_large_validate_takes_the_typed_lane(
     (session / "session.jsonl").write_bytes(header + body.encode())
     modules = loaded_by(PINS["validate"], {**places, "s": str(session)}, "large validate")
     assert PINS["validate"].needs in modules
-    assert f"{P}read._messages_typed" in modules and "msgspec" in modules
+    assert f"{P}fast._messages_typed" in modules and "msgspec" in modules
 

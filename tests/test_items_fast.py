@@ -1,4 +1,4 @@
-"""The fast preparation of batch records (write/_items_fast.py) gives exactly the items of the
+"""The fast preparation of batch records (fast/_items_fast.py) gives exactly the items of the
 careful path, and leaves to it every value its proofs cannot vouch for."""
 
 from __future__ import annotations
@@ -13,13 +13,22 @@ from typing import Any
 
 import pytest
 from persyk_conformance.records import custom, user
-from persyk_session.read._mode import READABLE
-from persyk_session.write._append_plan import _item_carefully, _item_from_object
+from persyk_session.fast import FAST_ENGINE
+from persyk_session.fast._items_fast import encode_and_read_back
+from persyk_session.read._engine import READABLE_ENGINE
+from persyk_session.write._append_plan import BatchItem
+from persyk_session.write._append_plan import _item_from_object as _item_of_engine
 
-pytestmark = pytest.mark.skipif(READABLE, reason="the readable mode has only the careful path")
+# The fast engine without its batch lane: its careful path (encode, then parse back).
+CAREFUL = dataclasses.replace(FAST_ENGINE, batch=READABLE_ENGINE.batch)
 
-if not READABLE:
-    from persyk_session.write._items_fast import encode_and_read_back
+
+def _item_from_object(value: Any) -> BatchItem:
+    return _item_of_engine(value, FAST_ENGINE)
+
+
+def _item_carefully(value: Any) -> BatchItem:
+    return _item_of_engine(value, CAREFUL)
 
 
 class Colour(enum.Enum):

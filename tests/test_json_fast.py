@@ -1,4 +1,4 @@
-"""The adapter's request lines in fast mode (read/_json_fast.py): integers of any size stay exact
+"""The adapter's request lines in fast mode (fast/_json_fast.py): integers of any size stay exact
 (REC-9, rev. 2) and the digit-run probe answers as the regular expression it replaced."""
 
 from __future__ import annotations
@@ -8,12 +8,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from persyk_session.read._mode import READABLE
-
-pytestmark = pytest.mark.skipif(READABLE, reason="the readable mode parses with the json module")
-
-if not READABLE:
-    from persyk_session.read._json_fast import LONG_INTEGER_DIGITS, has_digit_run, loads_json
+from persyk_session.fast._json_fast import LONG_INTEGER_DIGITS, has_digit_run, loads_json
 
 INTEGERS = [
     ("below-int64", -9223372036854775809),

@@ -30,8 +30,8 @@ import pytest
 from _corpora import CORPORA
 from persyk_session._errors import Code, ContractError, Diagnostic
 from persyk_session._lines import split_lines
+from persyk_session.fast._records_fast import parse_record as fast_parse_record
 from persyk_session.read._records import parse_record
-from persyk_session.read._records_fast import parse_record as fast_parse_record
 
 CORPUS = CORPORA / "jsontestsuite"
 CASES_DIR = CORPUS / "test_parsing"

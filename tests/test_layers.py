@@ -14,8 +14,10 @@ from test_house_rules import PACKAGES, ROOT, import_graph
 # equal rank are independent of each other. "base" is a package's top-level private modules.
 LAYERS: Mapping[str, Mapping[str, int]] = {
     "persyk_session": {
+        # fast (the fast engine) beside realtime: only the edge above it may import it, never
+        # the core below it (tests/test_core_purity.py pins that by module too).
         "base": 0, "dsh": 1, "read": 1, "write": 2, "media": 3, "search": 3, "realtime": 4,
-        "operations": 5, "adapter": 6, "cli": 7, "facade": 8,
+        "fast": 4, "operations": 5, "adapter": 6, "cli": 7, "facade": 8,
     },
     # The dsh-v0 backend: a core that takes its codec as an argument, the codec's fast twin, and
     # the edge that chooses between them (operations) with its command line.

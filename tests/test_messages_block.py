@@ -1,5 +1,5 @@
-"""The fast mode's block lane (``_messages_block``, the index's ``add_linked_messages`` and
-``_lines.split_blocks``) against the readable core and the per-record path.
+"""The fast engine's block lane (``fast/_messages_block``, the table's ``add_linked_messages``
+and ``_lines.split_blocks``) against the readable core and the per-record path.
 
 The lane may decline any block (its lines then go one by one); what it must never do is accept
 a block holding a line the readable core rejects, other than for a parentId the index then
@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -22,13 +21,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_maintainers.bench._data import conversation_records
 from persyk_session._errors import Code
-from persyk_session._lines import Block, lines_of_block, split_blocks, split_stream
-from persyk_session.read import _messages_block, _store
+from persyk_session._lines import split_stream
+from persyk_session.fast import FAST_ENGINE, _lanes, _messages_block
+from persyk_session.fast._blocks import Block, lines_of_block, split_blocks
+from persyk_session.fast._entries_fast import ColumnTable
+from persyk_session.fast._messages_block import MessageBlock
+from persyk_session.fast._messages_block import plain_message_block as lane_of_lines
+from persyk_session.read import _store
+from persyk_session.read._engine import Engine
 from persyk_session.read._entries import EntryList, EntryTable
-from persyk_session.read._entries_fast import ColumnTable
-from persyk_session.read._messages_block import MessageBlock
-from persyk_session.read._messages_block import plain_message_block as lane_of_lines
-from test_messages_typed import FAULTS, HEADER, message_entries, mutated, readable_verdict
+from test_messages_typed import (
+    FAULTS,
+    HEADER,
+    WITHOUT_LANES,
+    message_entries,
+    mutated,
+    readable_verdict,
+)
 
 SETTINGS = settings(
     max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -318,18 +327,9 @@ def test_split_blocks_gives_split_streams_lines(
 
 # --- through the read --------------------------------------------------------------------------
 
-@contextmanager
-def lanes_disabled() -> Iterator[None]:
-    saved = _store.typed_block_lane, _store.typed_message_lane
-    _store.typed_block_lane = _store.typed_message_lane = lambda: None
-    try:
-        yield
-    finally:
-        _store.typed_block_lane, _store.typed_message_lane = saved
-
-
-def index_of(data: bytes, chunk_size: int) -> tuple[Any, ...]:
-    index = _store.index_stream(_reader(data), chunk_size=chunk_size)
+def index_of(data: bytes, chunk_size: int, engine: Engine = FAST_ENGINE) -> tuple[Any, ...]:
+    index = _store.index_stream(_reader(data), engine=engine, chunk_size=chunk_size,
+                                size=_lanes.TYPED_LANE_MIN_BYTES)
     found = tuple((d.code, d.line, d.pointer) for d in index.diagnostics)
     entries = tuple((e.id, e.parent_id, e.line, e.offset, e.length, e.depth)
                     for e in index.entries)
@@ -337,9 +337,7 @@ def index_of(data: bytes, chunk_size: int) -> tuple[Any, ...]:
 
 
 def assert_lanes_leave_the_index_unchanged(data: bytes, chunk_size: int) -> None:
-    with_lanes = index_of(data, chunk_size)
-    with lanes_disabled():
-        assert index_of(data, chunk_size) == with_lanes
+    assert index_of(data, chunk_size, WITHOUT_LANES) == index_of(data, chunk_size)
 
 
 @SETTINGS
@@ -391,12 +389,13 @@ def index_counting_the_lane(data: bytes) -> tuple[Any, list[MessageBlock | None]
         taken.append(lane_of_lines(block, lines))
         return taken[-1]
 
-    saved = _store.typed_block_lane
-    _store.typed_block_lane = lambda: counting
+    saved = _lanes.typed_block_lane
+    _lanes.typed_block_lane = lambda: counting
     try:
-        return _store.index_stream(_reader(data), chunk_size=4096), taken
+        return _store.index_stream(_reader(data), engine=FAST_ENGINE, chunk_size=4096,
+                                   size=_lanes.TYPED_LANE_MIN_BYTES), taken
     finally:
-        _store.typed_block_lane = saved
+        _lanes.typed_block_lane = saved
 
 
 @SETTINGS

@@ -1,17 +1,16 @@
-"""The fast mode's typed lane for plain message entries (``_messages_typed``, msgspec) against
-the readable core (``_records.parse_record`` and ``_schema.validate_entry``).
+"""The fast engine's typed lane for plain message entries (``fast/_messages_typed``, msgspec)
+against the readable core (``_records.parse_record`` and ``_schema.validate_entry``).
 
 The lane may decline any record (it then takes the existing path); what it must never do is
 accept a record the readable core rejects, or report other ids than the record holds. Through
-``_store.index_stream`` the lane must leave every diagnostic (code and line) and every
-committed entry as the path without it does.
+``_store.index_stream`` the fast engine must leave every diagnostic (code and line) and every
+committed entry as the same engine without its lanes does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,18 @@ from hypothesis import strategies as st
 from persyk_conformance.strategies import json_values, messages, timestamps
 from persyk_maintainers.bench._data import conversation_records
 from persyk_session._errors import Code, ContractError, Diagnostic
+from persyk_session.fast import FAST_ENGINE
+from persyk_session.fast._entries_fast import ColumnTable
+from persyk_session.fast._lanes import TYPED_LANE_MIN_BYTES
+from persyk_session.fast._messages_typed import plain_message_ids
 from persyk_session.read import _records, _schema, _store
+from persyk_session.read._engine import READABLE_ENGINE, Engine
 from persyk_session.read._entries import EntryList, EntryTable
-from persyk_session.read._entries_fast import ColumnTable
+from persyk_session.read._feed import CHUNK_SIZE, NO_BODIES
 from persyk_session.read._index import IndexBuilder
-from persyk_session.read._messages_typed import plain_message_ids
+
+# The fast engine feeding every line through parse_record and the schema (no lane).
+WITHOUT_LANES = dataclasses.replace(FAST_ENGINE, feed_lines=READABLE_ENGINE.feed_lines)
 
 SETTINGS = settings(
     max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -217,20 +223,12 @@ def test_lane_declines_an_unusual_valid_record(old: bytes, new: bytes) -> None:
     assert plain_message_ids(data) is None
 
 
-@contextmanager
-def lane_disabled() -> Iterator[None]:
-    # Both lanes: the block lane (tests/test_messages_block.py) would take these lines first.
-    saved = _store.typed_message_lane, _store.typed_block_lane
-    _store.typed_message_lane = _store.typed_block_lane = lambda: None
-    try:
-        yield
-    finally:
-        _store.typed_message_lane, _store.typed_block_lane = saved
-
-
-def index_of(data: bytes) -> tuple[Any, ...]:
+def index_of(data: bytes, engine: Engine = FAST_ENGINE) -> tuple[Any, ...]:
+    # Both lanes, asked for at any size (a small read would not take them): the block lane
+    # (tests/test_messages_block.py) takes these lines first.
     chunks = [data]
-    index = _store.index_stream(lambda _n: chunks.pop() if chunks else b"")
+    index = _store.index_stream(lambda _n: chunks.pop() if chunks else b"", engine=engine,
+                                size=TYPED_LANE_MIN_BYTES)
     found = tuple((d.code, d.line, d.pointer) for d in index.diagnostics)
     entries = tuple((e.id, e.parent_id, e.line, e.offset, e.length) for e in index.entries)
     return found, entries, index.valid, index.lines
@@ -247,13 +245,11 @@ def test_lane_leaves_every_diagnostic_and_entry_unchanged(lines: list[bytes], to
     data = HEADER + b"".join(line.replace(b"\n", b"") + b"\n" for line in lines)
     if torn and lines:
         data = data[:-1]  # REC-16: the last record has no LF
-    with_lane = index_of(data)
-    with lane_disabled():
-        assert index_of(data) == with_lane
+    assert index_of(data, WITHOUT_LANES) == index_of(data)
 
 
 # Every session file of the v1 cases: a validate through the CLI takes the lane only past
-# read/_mode.TYPED_LANE_MIN_BYTES, so the conformance suite's own small sessions no longer pass
+# fast/_lanes.TYPED_LANE_MIN_BYTES, so the conformance suite's own small sessions no longer pass
 # through it; here each of them does, against the path without it.
 V1 = Path(__file__).parent.parent / "fixtures" / "v1"
 FIXTURE_SESSIONS = sorted(p for p in V1.glob("*/*/tree/**/session.jsonl") if p.is_file())
@@ -267,9 +263,7 @@ def test_fixture_sessions_were_found() -> None:
                          ids=[p.relative_to(V1).as_posix() for p in FIXTURE_SESSIONS])
 def test_lane_leaves_every_case_session_unchanged(session: Path) -> None:
     data = session.read_bytes()
-    with_lane = index_of(data)
-    with lane_disabled():
-        assert index_of(data) == with_lane
+    assert index_of(data, WITHOUT_LANES) == index_of(data)
 
 
 @pytest.mark.parametrize("table_type", [EntryList, ColumnTable], ids=["readable", "columns"])
@@ -302,12 +296,17 @@ class _TappingBuilder(IndexBuilder):
         return found
 
 
-def test_feed_lines_hands_every_record_to_add_record_unless_asked_for_the_lane() -> None:
+@pytest.mark.parametrize("engine", [READABLE_ENGINE, FAST_ENGINE], ids=["readable", "fast"])
+def test_feed_lines_hands_every_record_to_a_tapping_builder(engine: Engine) -> None:
+    # The lanes build no record, so a builder that taps add_record never gets them, however
+    # large the read.
     data = HEADER + b"".join(conversation_records(random.Random(1), 5))
     chunks = [data]
     builder = _TappingBuilder()
-    for _ in _store.feed_lines(builder, lambda _n: chunks.pop() if chunks else b""):
+    for _ in engine.feed_lines(
+        builder, lambda _n: chunks.pop() if chunks else b"", parse=engine.parse_record,
+        chunk_size=CHUNK_SIZE, first_line=1, start_offset=0, kept=NO_BODIES,
+        size=TYPED_LANE_MIN_BYTES,
+    ):
         pass
     assert builder.seen == ["s1", "e00000000", "e00000001", "e00000002", "e00000003", "e00000004"]
-    with pytest.raises(ValueError, match="typed lane"):
-        next(_store.feed_lines(_TappingBuilder(), lambda _n: b"", typed=True))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from persyk_conformance.strategies import json_values, scalar_text
 from persyk_session._errors import Code, ContractError, Diagnostic
-from persyk_session.read import _records_fast
+from persyk_session.fast import _records_fast
 from persyk_session.read._records import encode_record, parse_record
 
 # Generating these values takes longer on a loaded machine; that says nothing about the code.

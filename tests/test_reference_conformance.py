@@ -1,7 +1,7 @@
 """The reference implementation passes every conformance case of fixtures/v1, in both modes.
 
-``PERSYK_SESSION_MODE`` is read once, when ``persyk_session`` is imported, so the mode this
-process does not run is run in a child process with the variable set.
+``PERSYK_SESSION_MODE`` is read once, when the edge (``persyk_session.operations``) is imported,
+so the mode this process does not run is run in a child process with the variable set.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance.cli import main
-from persyk_session.read import _mode
+from persyk_session.operations import _mode
 
 
 def _failing(report: Path) -> list[tuple[str, str]]:
@@ -58,18 +58,19 @@ def test_readable_reference_adapter_passes_every_case(tmp_path: Path) -> None:
 
 
 # Import the read and write paths and run one operation of each in the child; then index the
-# session asking for the fast mode's typed lane (msgspec), which a small validate never takes
-# (read/_mode.typed_lane_pays) and the readable mode never has.
+# session through the chosen engine as a read large enough for the fast engine's typed lane
+# (msgspec), which a small validate never takes and the readable engine never has.
 _IMPORTS_PROBE = """
 import json, sys, tempfile
 from persyk_session.operations import OPERATIONS
+from persyk_session.operations._mode import chosen_engine
 from persyk_session.read._store import index_stream
 import persyk_session.adapter, persyk_session.cli
 with tempfile.TemporaryDirectory() as folder:
     assert "header" in OPERATIONS["create"]({"session": folder})
     assert OPERATIONS["validate"]({"session": folder})["valid"]
     with open(folder + "/session.jsonl", "rb") as stream:
-        assert index_stream(stream.read, typed=True).valid
+        assert index_stream(stream.read, engine=chosen_engine(), size=1 << 30).valid
 loaded = {name.split(".")[0] for name in sys.modules}
 print(json.dumps(sorted(loaded & {"orjson", "jsonschema_rs", "msgspec"})))
 """
@@ -91,11 +92,15 @@ def test_readable_mode_imports_neither_orjson_nor_jsonschema_rs(
     assert json.loads(probe.stdout) == imported
 
 
-def test_unknown_mode_is_refused() -> None:
+# The edge reads the mode: the operations every caller goes through, and the command line.
+EDGES = [["-c", "import persyk_session.operations"], ["-m", "persyk_session.cli", "--help"]]
+
+
+@pytest.mark.parametrize("edge", EDGES, ids=["operations", "cli"])
+def test_unknown_mode_is_refused(edge: list[str]) -> None:
     environment = {**os.environ, "PERSYK_SESSION_MODE": "quick"}
     probe = subprocess.run(
-        [sys.executable, "-c", "import persyk_session"], env=environment, capture_output=True,
-        text=True, timeout=120,
+        [sys.executable, *edge], env=environment, capture_output=True, text=True, timeout=120,
     )
     assert probe.returncode != 0
     assert "PERSYK_SESSION_MODE must be one of fast, readable" in probe.stderr

@@ -13,6 +13,7 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from persyk_session import Code
+from persyk_session.fast._schema_fast import _beyond_schema_may_apply
 from persyk_session.read._schema import (
     KNOWN_BLOCK_TYPES,
     KNOWN_ENTRY_TYPES,
@@ -22,7 +23,6 @@ from persyk_session.read._schema import (
     validate_entry,
     validate_header,
 )
-from persyk_session.read._schema_fast import _beyond_schema_may_apply
 
 # The seed's user-only example, byte for byte.
 SEED_HEADER_LINE = (

@@ -15,7 +15,8 @@ import jsonschema_rs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from persyk_conformance.strategies import headers, json_values, valid_entries
-from persyk_session.read import _schema, _schema_fast
+from persyk_session.fast import _schema_fast
+from persyk_session.read import _schema
 from persyk_session.read._schema import (
     KNOWN_ENTRY_TYPES,
     _validators,

@@ -1,6 +1,6 @@
 """Search's text tap on the block lane (SRCH-12, SRCH-13, SRCH-31, SRCH-38).
 
-A block of plain message entries the validation proved whole (read/_messages_block.py) whose
+A block of plain message entries the fast engine proved whole (fast/_messages_block.py) whose
 bytes the byte screen did not clear is matched from those bytes: each line the screen cannot
 clear alone is parsed and matched, the others are not parsed at all. The page must be the page
 of the per-record path (every line through ``add_record`` and the tap), pins included.
@@ -8,19 +8,23 @@ of the per-record path (every line through ``add_record`` and the tap), pins inc
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from persyk_conformance.records import assistant, header, jsonl, text, user
-from persyk_session.operations import op_search
-from persyk_session.search import _discovery, _judge
+from persyk_session.fast import FAST_ENGINE, _lanes
+from persyk_session.operations import _search, op_search
+from persyk_session.read._engine import ParseRecord
+from persyk_session.search import _discovery
+from persyk_session.search._judge import TextTap
+from persyk_session.search._textmatch import ByteScreen, Query
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("PERSYK_SESSION_MODE") == "readable",
-    reason="the block lane is the fast mode's; the readable mode reads record by record",
-)
+
+@pytest.fixture(autouse=True)
+def fast_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The block lane is the fast engine's, whatever mode this run chose.
+    monkeypatch.setattr(_search, "chosen_engine", lambda: FAST_ENGINE)
 
 QUERY = "ZebraCorn"
 PADDING = "caf\u00e9 Gr\u00fc\u00dfe \u6771\u4eac \U0001f3a7 nothing to find here"
@@ -70,7 +74,7 @@ def test_block_tap_gives_the_page_of_the_per_record_path(
 ) -> None:
     tapped = _page(root)
     assert sorted(r["sessionId"] for r in tapped["results"]) == ["s-middle", "s-two"]
-    monkeypatch.setattr(_discovery._TappedBuilder, "add_plain_messages",
+    monkeypatch.setattr(_discovery._TappedBuilder, "take_block",
                         lambda *_args, **_kwargs: False)  # every line through add_record
     assert _page(root) == tapped
 
@@ -79,22 +83,24 @@ def test_block_tap_parses_only_the_lines_the_screen_cannot_clear(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     parsed: list[int] = []
-    real_parse = _judge.parse_record
 
-    def counting(data: bytes, *, line: int) -> dict[str, Any]:
-        parsed.append(line)
-        return real_parse(data, line=line)
+    def counting_tap(query: Query, *, screen: ByteScreen, parse: ParseRecord) -> TextTap:
+        def counting(data: bytes, *, line: int) -> dict[str, Any]:
+            parsed.append(line)
+            return parse(data, line=line)
 
-    monkeypatch.setattr(_judge, "parse_record", counting)
+        return TextTap(query, screen=screen, parse=counting)
+
+    monkeypatch.setattr(_discovery, "TextTap", counting_tap)
     committed: list[int] = []
-    real_commit = _discovery.IndexBuilder.add_plain_messages
+    real_commit = _lanes.add_plain_messages
 
-    def counting_commit(self: Any, ids: list[str], *args: Any, **kwargs: Any) -> bool:
-        taken = real_commit(self, ids, *args, **kwargs)
+    def counting_commit(builder: Any, ids: list[str], *args: Any, **kwargs: Any) -> bool:
+        taken = real_commit(builder, ids, *args, **kwargs)
         committed.append(len(ids) if taken else 0)
         return taken
 
-    monkeypatch.setattr(_discovery.IndexBuilder, "add_plain_messages", counting_commit)
+    monkeypatch.setattr(_lanes, "add_plain_messages", counting_commit)
     _page(root)
     # Every session's entries went through the block lane (the tap had them all)...
     assert sorted(committed) == sorted(len(words) for words in SESSIONS.values())

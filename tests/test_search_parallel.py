@@ -8,6 +8,7 @@ root (followed) and out of it (never followed, SRCH-24), and enough sessions for
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -15,8 +16,16 @@ from typing import Any
 
 import pytest
 from persyk_conformance.records import header, jsonl, label, session_info, user
+from persyk_session.fast import FAST_ENGINE
+from persyk_session.fast._fanout import (
+    SERIAL,
+    FanOut,
+    ParallelScan,
+    fan_out_from_env,
+    ordered_map,
+)
+from persyk_session.read._engine import READABLE_ENGINE, Engine
 from persyk_session.search._discovery import search
-from persyk_session.search._fanout import SERIAL, FanOut, fan_out_from_env, ordered_map
 from persyk_session.search._roots import Root
 from persyk_session.search._textmatch import Query
 
@@ -55,11 +64,15 @@ def _tree(root: Path, outside: Path) -> None:
     os.symlink(away, root / "escape")  # a link out of the root: reported, never followed
 
 
-def _pages(root: Path, query: str, limit: int, fan_out: FanOut) -> list[dict[str, Any]]:
+def _on(fan_out: FanOut) -> Engine:
+    return dataclasses.replace(FAST_ENGINE, fan_out=ParallelScan(fan_out))
+
+
+def _pages(root: Path, query: str, limit: int, engine: Engine) -> list[dict[str, Any]]:
     pages = []
     cursor = None
     while True:
-        page = search((Root(str(root), True),), Query.of(query), limit, cursor, fan_out)
+        page = search((Root(str(root), True),), Query.of(query), limit, cursor, engine=engine)
         pages.append(page.to_json())
         cursor = page.next_cursor
         if cursor is None:
@@ -81,9 +94,10 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_parallel_search_pages_equal_serial_ones(
     tree: Path, query: str, limit: int, pages: int
 ) -> None:
-    serial = _pages(tree, query, limit, SERIAL)
+    serial = _pages(tree, query, limit, _on(SERIAL))
     assert len(serial) == pages
-    assert _pages(tree, query, limit, PARALLEL) == serial
+    assert _pages(tree, query, limit, _on(PARALLEL)) == serial
+    assert _pages(tree, query, limit, READABLE_ENGINE) == serial
     codes = {d["code"] for page in serial for d in page["diagnostics"]}
     # The tree really holds what the comparison is about.
     assert {"SESSION_INVALID", "SESSION_UNREADABLE", "LINK_OUTSIDE_ROOT"} <= codes
@@ -115,8 +129,7 @@ def test_workers_come_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, value: str, workers: int
 ) -> None:
     monkeypatch.setenv("PERSYK_SEARCH_WORKERS", value)
-    assert fan_out_from_env().workers == (1 if os.environ.get(
-        "PERSYK_SESSION_MODE") == "readable" else workers)
+    assert fan_out_from_env().workers == workers
 
 
 def test_threshold_keeps_small_scans_serial() -> None:

@@ -1,7 +1,28 @@
 """Reference implementation of the Persyk session format v1 (see docs/spec.md).
 
 The public names resolve on first use (PEP 562): ``import persyk_session`` imports nothing of
-the reader or the writer, so a command loads only what it runs (issue 29).
+the reader or the writer, so that a command loads only what it runs.
+
+The core has no mode and no I/O beyond its shells; read it in this order:
+
+1. ``_errors`` (the one error family and its codes), ``_lines`` (cutting bytes into lines);
+2. ``read/_grammar`` and ``read/_records`` (one line to one JSON object: REC);
+3. ``read/_schema`` (header and entry schemas: ENV, HDR, MSG, BLK, ENT);
+4. ``read/_entries``, ``read/_graph``, ``read/_index`` (the entry table, the graph rules, the
+   index builder: ID, TREE);
+5. ``read/_engine`` (the steps a faster twin may take over, as Protocols, and the readable
+   engine), ``read/_feed`` (the per-line rules), ``read/_store`` (the read-only shell);
+6. ``read/_context`` and ``read/_paging`` (leaf selection, history, pages: CTX), with the
+   caches that keep them incremental, ``read/_live`` and ``read/_read_cache``;
+7. ``write/_append_plan`` then ``write/_append``, ``write/_lock``, ``write/_prologue``,
+   ``write/_versions``, ``write/_recovery_plan`` then ``write/_recovery`` (APP, RCV);
+8. ``search/_textmatch``, ``search/_roots``, ``search/_judge``, ``search/_discovery`` (SRCH);
+9. ``media/`` (assets and capture) and ``realtime/`` (sanitising and replay).
+
+The edge chooses the engine: ``operations`` (which the CLI, ``cli/``, and the conformance
+adapter, ``adapter.py``, call) reads ``PERSYK_SESSION_MODE``; ``fast/`` holds the fast engine.
+Every public function takes ``engine`` and defaults to the readable one: the results are the
+same.
 """
 
 from __future__ import annotations
@@ -9,7 +30,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import _mode_name  # noqa: F401  (refuses a misspelt PERSYK_SESSION_MODE at import)
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:  # the names as mypy sees them

@@ -1,6 +1,9 @@
 """Which mode runs (``PERSYK_SESSION_MODE``: ``fast``, the default, or ``readable``), checked
-when the package is imported, so that a misspelt mode never runs silently as the default.
-``read/_mode.py`` chooses the functions of the mode named here."""
+when this module is imported, so that a misspelt mode never runs silently as the default.
+
+Part of the edge: ``operations/_mode.py`` chooses the v1 engine of the mode named here, and
+the dsh-v0 profile reads its own switch from it (``dsh/_json.py``); no core module imports it.
+"""
 
 from __future__ import annotations
 

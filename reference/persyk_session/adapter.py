@@ -18,7 +18,7 @@ import persyk_contract
 from ._errors import UsageError
 from ._version import __version__
 from .operations import OPERATIONS, Operation
-from .read._mode import dumps_json, loads_json
+from .operations._mode import chosen_engine
 
 __all__ = ["PROFILES", "PROTOCOL_VERSION", "abandon", "capabilities", "dispatch", "hello", "serve"]
 
@@ -102,6 +102,8 @@ def abandon() -> None:
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     """Answer requests until ``stop`` (exit 0) or end of input (exit 0: the runner went away)."""
+    engine = chosen_engine()  # its JSON texts: the protocol's lines are no records
+    loads_json, dumps_json = engine.loads_json, engine.dumps_json
     for line in stdin:
         try:
             message = loads_json(line)

@@ -1,11 +1,11 @@
-"""Kept-body stores (``persyk_session.read._bodies_fast.KeptBodies``) each lacking exactly one
+"""Kept-body stores (``persyk_session.fast._bodies_fast.KeptBodies``) each lacking exactly one
 guarantee, so that tests/test_context_one_pass.py can show every check fails without it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from persyk_session.read._bodies_fast import KeptBodies
+from persyk_session.fast._bodies_fast import KeptBodies
 
 
 class ForgetsBodies(KeptBodies):

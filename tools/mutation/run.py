@@ -15,7 +15,7 @@ would count an implementation that hangs. Results are appended to ``--out`` as J
 (``--resume`` skips the mutants already there). Cases that killed earlier mutants are tried
 first, which changes the time a kill takes, never whether it happens.
 
-The readable core runs with ``PERSYK_SESSION_MODE=readable``, the fast paths (``*_fast.py``,
+The readable core runs with ``PERSYK_SESSION_MODE=readable``, the fast engine (``fast/``,
 ``_live.py``) with ``fast``: a mutant is run in the mode that executes its module.
 """
 
@@ -55,7 +55,7 @@ CORE: tuple[str, ...] = (
     "search/_judge.py", "realtime/_sanitize.py", "realtime/_evidence.py",
 )
 FAST: tuple[str, ...] = (
-    "read/_records_fast.py", "read/_schema_fast.py", "read/_entries_fast.py", "read/_live.py",
+    "fast/_records_fast.py", "fast/_schema_fast.py", "fast/_entries_fast.py", "read/_live.py",
 )
 # Run only in readable mode (the fast mode replaces them).
 READABLE_ONLY: frozenset[str] = frozenset(

@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from .. import _mode_name  # noqa: F401  (refuses a misspelt PERSYK_SESSION_MODE early)
 from .._errors import Code, UsageError
 from .._exit import EXIT_USAGE
 from .._version import __version__
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = _chosen(arguments)
     # A known command needs its own sub-parser alone: each one costs argparse a few gettext
     # lookups (four stats each under LANG=C.UTF-8), so building all nineteen cost a validate
-    # 1-2 ms (issue 26, point 4). No command, or an unknown one, gets every choice listed.
+    # 1-2 ms of its start-up. No command, or an unknown one, gets every choice listed.
     alone = bool(chosen) and chosen <= _NAMES
     try:
         args = build_parser(chosen, only_loaded=alone).parse_args(arguments)

@@ -106,7 +106,7 @@ def cmd_recover_recording(args: argparse.Namespace) -> int:
 
 def args_asset(parser: argparse.ArgumentParser) -> None:
     # Two subcommands, so that `asset verify --help` shows verify's options and `asset write
-    # --help` write's (one parser listed both, issue 32).
+    # --help` write's (one parser listing both hid which option belongs to which).
     actions = parser.add_subparsers(dest="action", required=True, metavar="verify|write")
     verify = actions.add_parser(
         "verify", help="check an asset's bytes (AST-9..AST-12)",

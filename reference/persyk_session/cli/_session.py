@@ -40,7 +40,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def args_context(parser: argparse.ArgumentParser) -> None:
-    # Here, not at the top: validate, info and read select no target (issue 26, point 4).
+    # Here, not at the top: validate, info and read select no target, and start faster without.
     from ..read._context import DEFAULT_TARGET, TARGETS
 
     parser.add_argument("path", help="a session directory or its session.jsonl")

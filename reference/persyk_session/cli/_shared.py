@@ -12,13 +12,14 @@ import sys
 from typing import Any, TextIO
 
 from .._exit import exit_status
-from ..read._mode import dumps_json
+from ..operations._mode import chosen_engine
 
 __all__ = ["add_leaf", "exit_status", "leaf_args", "print_json", "report"]
 
 
 def print_json(result: dict[str, Any], out: TextIO | None = None) -> None:
-    (out or sys.stdout).write(dumps_json(result, indent=True).decode("utf-8") + "\n")
+    dumps = chosen_engine().dumps_json
+    (out or sys.stdout).write(dumps(result, indent=True).decode("utf-8") + "\n")
 
 
 def report(result: dict[str, Any], as_json: bool, summary: str) -> int:

@@ -36,6 +36,7 @@ from typing import Any, Final
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from ..read._context import LeafSelector
+from ..read._engine import READABLE_ENGINE, Engine
 from ..read._index import IndexBuilder
 from ..read._store import open_session
 from ..write._append import AppendResult, append_built, now_timestamp
@@ -164,6 +165,7 @@ def start_capture(
     id: str | None = None,
     timestamp: str | None = None,
     timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> tuple[Capture, dict[str, Any]]:
     """CAP-20: create, lock and fsync the WAV, then append ``recording.started``."""
     _check_capture_args(recording_id, leaf, rate, channels)
@@ -186,7 +188,7 @@ def start_capture(
                 }]
 
             try:
-                error = _append_error(append_built(session, build, timeout=timeout))
+                error = _append_error(append_built(session, build, timeout=timeout, engine=engine))
             except BaseException:
                 _discard(fd, assets_fd, name)
                 raise
@@ -310,6 +312,7 @@ def finish_capture(
     id: str | None = None,
     timestamp: str | None = None,
     timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> dict[str, Any]:
     """CAP-22: revalidate, write the real sizes, fsync, append ``recording.finished``, unlock."""
     with capture.lock:
@@ -350,7 +353,7 @@ def finish_capture(
             return [record]
 
         # The handle stays valid if the append fails (a held session lock): finish can be retried.
-        error = _append_error(append_built(capture.session, build, timeout=timeout))
+        error = _append_error(append_built(capture.session, build, timeout=timeout, engine=engine))
         if error is not None:
             raise error
         _revoke(capture)
@@ -400,9 +403,10 @@ def recover_recording(
     id: str | None = None,
     timestamp: str | None = None,
     timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> dict[str, Any]:
     """Make the WAV of ``recording_id`` readable and end the recording if nothing ended it."""
-    opened = open_session(session)
+    opened = open_session(session, engine=engine)
     if not opened.index.valid:
         line = opened.index.diagnostics[0].line if opened.index.diagnostics else None
         raise ContractError([Diagnostic(
@@ -438,7 +442,7 @@ def recover_recording(
 
             # Asset lock first, then the session lock (CAP-4); the asset lock is released when
             # the descriptor closes, after the append.
-            failure = _append_error(append_built(session, build, timeout=timeout))
+            failure = _append_error(append_built(session, build, timeout=timeout, engine=engine))
             if failure is not None:
                 raise failure
     changed = plan.changes or bool(appended)

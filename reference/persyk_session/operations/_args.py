@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import Code, Diagnostic, UsageError
 
-if TYPE_CHECKING:  # imported by leaf_selector: validate and info select no leaf (issue 26)
+if TYPE_CHECKING:  # imported by leaf_selector: validate and info select no leaf, load no context
     from ..read._context import LeafSelector
 
 __all__ = [

@@ -23,6 +23,7 @@ from ..media._capture import (
 )
 from ..media._delete import delete_session
 from ._args import leaf_selector, lock_timeout_arg, session_arg, string_arg
+from ._mode import chosen_engine
 
 __all__ = [
     "op_asset_verify",
@@ -82,14 +83,14 @@ def op_capture_start(args: dict[str, Any]) -> dict[str, Any]:
     timeout = lock_timeout_arg(args)
     return _domain(lambda: start_capture(
         session, recording_id, leaf=leaf, rate=rate, channels=channels, id=entry_id,
-        timestamp=timestamp, timeout=timeout)[1])
+        timestamp=timestamp, timeout=timeout, engine=chosen_engine())[1])
 
 
 def _pcm_arg(value: Any) -> bytes:
     """``base64.b64decode(value, validate=True)`` without its wrapper: on Python 3.11 and later
     that is the ASCII text given to ``binascii.a2b_base64`` in strict mode (alphabet, padding
     only at the end and at most two, nothing after it), all in C; a capture write decodes
-    100 ms of audio (issue 27)."""
+    100 ms of audio, many times a second."""
     if not isinstance(value, str):
         raise UsageError(Code.USAGE, "the argument 'pcm' must be a base64 string")
     try:
@@ -113,7 +114,7 @@ def op_capture_finish(args: dict[str, Any]) -> dict[str, Any]:
     timeout = lock_timeout_arg(args)
     return _domain(lambda: finish_capture(
         lookup(args.get("handle")), gaps=gaps, id=entry_id, timestamp=timestamp,
-        timeout=timeout))
+        timeout=timeout, engine=chosen_engine()))
 
 
 def op_recover_recording(args: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +126,8 @@ def op_recover_recording(args: dict[str, Any]) -> dict[str, Any]:
     timestamp = string_arg(args, "timestamp", required=False)
     timeout = lock_timeout_arg(args)
     return _domain(lambda: recover_recording(
-        session, recording_id, id=entry_id, timestamp=timestamp, timeout=timeout))
+        session, recording_id, id=entry_id, timestamp=timestamp, timeout=timeout,
+        engine=chosen_engine()))
 
 
 def op_delete_session(args: dict[str, Any]) -> dict[str, Any]:

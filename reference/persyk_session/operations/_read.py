@@ -8,11 +8,12 @@ from typing import Any
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from ..read._store import OpenSession, open_session
 from ._args import error_result, leaf_selector, session_arg
+from ._mode import chosen_engine
 
 # validate and info need the index alone: leaf selection and context (read/_context.py) are
 # imported by op_context, paging and its read cache (read/_paging.py, read/_read_cache.py,
-# read/_live.py) by op_read, so a small validate loads neither (issue 26, point 4;
-# tests/test_import_pins.py).
+# read/_live.py) by op_read, so that a small validate, the commonest call, loads neither
+# (tests/test_import_pins.py).
 
 __all__ = ["first_problem", "op_context", "op_info", "op_read", "op_validate"]
 
@@ -33,7 +34,7 @@ def first_problem(session: OpenSession) -> Diagnostic | None:
 def op_validate(args: dict[str, Any]) -> dict[str, Any]:
     """``{"valid", "errors", "truncated"}``; DIAG-4: errors sorted by line, at most 100, and
     ``truncated`` when the index saw more."""
-    session = open_session(session_arg(args))
+    session = open_session(session_arg(args), engine=chosen_engine())
     index = session.index
     return {
         "valid": index.valid,
@@ -63,9 +64,9 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
     if target not in TARGETS:
         raise UsageError(Code.USAGE, "the argument 'target' names no known target")
     selector = leaf_selector(args)
-    # The bodies on the path are parsed once (read/_bodies_fast.py): the validating pass keeps
-    # those of the history types, and the projection reads them back from memory.
-    session = open_session(session_arg(args), keep=HISTORY_BODY_TYPES)
+    # The engine may keep the bodies of the history types from the validating pass (the fast
+    # one does: fast/_bodies_fast.py), for the projection to read back from memory.
+    session = open_session(session_arg(args), keep=HISTORY_BODY_TYPES, engine=chosen_engine())
     problem = first_problem(session)
     if problem is not None:
         return error_result(problem)
@@ -92,7 +93,7 @@ def op_context(args: dict[str, Any]) -> dict[str, Any]:
 def op_info(args: dict[str, Any]) -> dict[str, Any]:
     """Header, global name/archive/labels, counts and default leaf, from the index alone; the
     session's identity is its header ``id``, never the directory name (HDR-9)."""
-    session = open_session(session_arg(args))
+    session = open_session(session_arg(args), engine=chosen_engine())
     problem = first_problem(session)
     if problem is not None:
         return error_result(problem)
@@ -118,7 +119,7 @@ def op_read(args: dict[str, Any]) -> dict[str, Any]:
     if cursor is not None and not isinstance(cursor, str):
         raise UsageError(Code.USAGE, "the argument 'cursor' must be a string or null")
     try:
-        page = read_page(session_arg(args), page_size, cursor)
+        page = read_page(session_arg(args), page_size, cursor, engine=chosen_engine())
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
     return page.to_json()

@@ -10,6 +10,7 @@ from ..read._context import LeafSelector, ancestry
 from ..read._store import OpenSession, open_session
 from ..realtime._sanitize import sanitize, sanitize_url
 from ._args import error_result, leaf_selector, lock_timeout_arg, session_arg, string_arg
+from ._mode import chosen_engine
 from ._read import first_problem
 
 __all__ = ["op_replay", "op_sanitize"]
@@ -53,7 +54,7 @@ def op_replay(args: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(Code.USAGE, "replay needs an explicit leaf (an entry id, or null)")
     leaf = leaf_selector(args)
     data = read_script_file(script)
-    opened = open_session(session)
+    opened = open_session(session, engine=chosen_engine())
     problem = first_problem(opened)
     if problem is not None:
         return error_result(problem)
@@ -62,7 +63,8 @@ def op_replay(args: dict[str, Any]) -> dict[str, Any]:
     recording = string_arg(args, "recording", required=False)
     try:
         result = replay(session, data, leaf, start, recording=recording,
-                        timeout=lock_timeout_arg(args), prior=_realtime_ancestry(opened, leaf))
+                        timeout=lock_timeout_arg(args), prior=_realtime_ancestry(opened, leaf),
+                        engine=chosen_engine())
     except ContractError as error:
         return error_result(error.diagnostics[0])
     return result.to_json()

@@ -12,6 +12,7 @@ from ..search._judge import DEFAULT_LIMIT, MAX_LIMIT, Pin
 from ..search._roots import documents_folder, roots_from_args
 from ..search._textmatch import QUERY_LIMIT, Query
 from ._args import error_result
+from ._mode import chosen_engine
 
 __all__ = ["op_discover", "op_open_result", "op_search"]
 
@@ -36,7 +37,7 @@ def op_discover(args: dict[str, Any]) -> dict[str, Any]:
         roots = roots_from_args(args, find_documents=_find_documents)
     except ContractError as error:
         return error_result(error.diagnostics[0])
-    return discover(roots).to_json()
+    return discover(roots, engine=chosen_engine()).to_json()
 
 
 def op_search(args: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +54,8 @@ def op_search(args: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(Code.USAGE, "the argument 'cursor' must be a string or null")
     try:
         roots = roots_from_args(args, find_documents=_find_documents)
-        page = search(roots, Query.of(text), min(limit, MAX_LIMIT), cursor)
+        page = search(roots, Query.of(text), min(limit, MAX_LIMIT), cursor,
+                      engine=chosen_engine())
     except ContractError as error:
         return error_result(error.diagnostics[0])
     return page.to_json()
@@ -76,7 +78,7 @@ def op_open_result(args: dict[str, Any]) -> dict[str, Any]:
         raise UsageError(Code.USAGE, "the result needs location, sessionId, leaf and pin as "
                          "search returned them")
     try:
-        return open_result(location, session_id, leaf, pin)
+        return open_result(location, session_id, leaf, pin, engine=chosen_engine())
     except ContractError as error:
         return error_result(error.diagnostics[0])
 

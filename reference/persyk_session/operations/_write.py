@@ -18,6 +18,7 @@ from ..write._append import (
 )
 from ..write._recovery import recover
 from ._args import leaf_selector, lock_timeout_arg, path_arg, session_arg, string_arg
+from ._mode import chosen_engine
 
 __all__ = ["op_append", "op_create", "op_recover", "op_remove"]
 
@@ -33,6 +34,7 @@ def op_create(args: dict[str, Any]) -> dict[str, Any]:
             session_arg(args),
             id=string_arg(args, "id", required=False),
             timestamp=string_arg(args, "timestamp", required=False),
+            engine=chosen_engine(),
         )
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
@@ -50,18 +52,20 @@ def op_append(
     given = ("records" in args) + ("recordsFile" in args) + (records_stream is not None)
     if given != 1:
         raise UsageError(Code.USAGE, "give exactly one of 'records' and 'recordsFile'")
+    engine = chosen_engine()
     if records_stream is not None:
-        items = items_from_jsonl_stream(records_stream)
+        items = items_from_jsonl_stream(records_stream, engine=engine)
     elif "records" in args:
         records = args["records"]
         if not isinstance(records, list):
             raise UsageError(Code.USAGE, "the argument 'records' must be an array")
-        items = items_from_objects(records)
+        items = items_from_objects(records, engine=engine)
     else:
-        items = read_records_file(path_arg(args, "recordsFile"))
+        items = read_records_file(path_arg(args, "recordsFile"), engine=engine)
     leaf = leaf_selector(args)
     try:
-        result = append_records(session_arg(args), items, leaf=leaf, timeout=lock_timeout_arg(args))
+        result = append_records(session_arg(args), items, leaf=leaf,
+                                timeout=lock_timeout_arg(args), engine=engine)
     except ContractError as error:
         return _append_failure(error)
     return result.to_json()
@@ -79,6 +83,7 @@ def op_remove(args: dict[str, Any]) -> dict[str, Any]:
             timestamp=string_arg(args, "timestamp"),
             leaf=leaf_selector(args),
             timeout=lock_timeout_arg(args),
+            engine=chosen_engine(),
         )
     except ContractError as error:
         return _append_failure(error)
@@ -88,7 +93,8 @@ def op_remove(args: dict[str, Any]) -> dict[str, Any]:
 def op_recover(args: dict[str, Any]) -> dict[str, Any]:
     """``{"action", "preserved"}`` or ``{"error": D}``."""
     try:
-        result = recover(session_arg(args), timeout=lock_timeout_arg(args))
+        result = recover(session_arg(args), timeout=lock_timeout_arg(args),
+                         engine=chosen_engine())
     except ContractError as error:
         return {"error": error.diagnostics[0].to_json()}
     return result.to_json()

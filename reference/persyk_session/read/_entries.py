@@ -6,8 +6,9 @@ bodies are read again on demand by position.
 
 The graph rules (``_graph``) see the entries through :class:`EntryLookup`, two questions
 only; the index and the builder (``_session``) use the rest of :class:`EntryTable`.
-:class:`EntryList` is the readable table, a list and a dictionary; ``_entries_fast`` holds the
-column-wise table the fast mode uses for sessions of many small records (``_mode`` chooses).
+:class:`EntryList` is the readable table, a list and a dictionary; ``fast/_entries_fast`` holds
+the column-wise table the fast engine uses for sessions of many small records
+(``_engine.NewEntryTable``).
 """
 
 from __future__ import annotations

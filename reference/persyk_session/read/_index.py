@@ -6,8 +6,10 @@ rules, the entry schema and the graph rules (``_graph``). It keeps only what ``_
 of each entry, never a body. The few global fields that ``info`` reports (session name, archive
 flag, labels) are tiny and resolved while indexing, so ``info`` needs no second pass.
 
-The entry table, the schema validator and the record reader behind it are the ones ``_mode``
-chose (``PERSYK_SESSION_MODE``); the rules here are the same in both modes.
+Rule: a record with any finding is never committed, so it never becomes a parent or a target.
+The entry table and the schema checks are the ones the caller passes in (an engine's, see
+``_engine``; by default ``_entries.EntryList`` and ``_schema``); the rules here are the same
+whichever they are.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ import bisect
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import Code, Diagnostic
-from ._entries import EntriesById, EntryMeta, EntryTable, EntryView
+from . import _schema
+from ._entries import EntriesById, EntryList, EntryMeta, EntryTable, EntryView
 from ._graph import RECORDING_TERMINAL_TYPES, RECORDING_TYPES, TARGETING_TYPES, graph_findings
-from ._mode import EntryTable as ChosenEntryTable
-from ._mode import validate_entry, validate_header
+
+if TYPE_CHECKING:
+    from ._engine import SchemaRules
 
 __all__ = [
     "MAX_REPORTED_DIAGNOSTICS",
@@ -121,8 +125,9 @@ class IndexBuilder:
     finding is not committed, so it never becomes a parent or a target.
     """
 
-    def __init__(self, table: EntryTable | None = None) -> None:
-        self._table: EntryTable = table if table is not None else ChosenEntryTable()
+    def __init__(self, table: EntryTable | None = None, *, schema: SchemaRules = _schema) -> None:
+        self._table: EntryTable = table if table is not None else EntryList()
+        self._schema = schema
         self._header: dict[str, Any] | None = None
         self._first_seen = False
         self._first_was_header = False
@@ -134,13 +139,12 @@ class IndexBuilder:
         self._labels: dict[str, str] = {}
         self._recordings: dict[str, bool] = {}
         self._lines = 0
-        self._blocks_refused = False
 
     @classmethod
-    def from_index(cls, index: SessionIndex) -> IndexBuilder:
+    def from_index(cls, index: SessionIndex, *, schema: SchemaRules = _schema) -> IndexBuilder:
         """A builder that continues after a committed session (for appends and recovery); the
         index keeps seeing only its own entries."""
-        builder = cls(index.table.fork())
+        builder = cls(index.table.fork(), schema=schema)
         builder._header = index.header
         builder._first_seen = True
         builder._first_was_header = index.header is not None
@@ -163,6 +167,21 @@ class IndexBuilder:
     def note_line(self, line: int) -> None:
         """Count a physical line (a blank one, REC-15, is never fed otherwise)."""
         self._lines = max(self._lines, line)
+
+    @property
+    def table(self) -> EntryTable:
+        """The committed entries so far (the index takes the table over at :meth:`build`)."""
+        return self._table
+
+    @property
+    def built(self) -> bool:
+        """Whether :meth:`build` was called: then nothing more is committed."""
+        return self._built
+
+    @property
+    def recordings(self) -> Mapping[str, bool]:
+        """recordingId -> whether its terminal entry was committed (TREE-9..TREE-11)."""
+        return self._recordings
 
     @property
     def first_seen(self) -> bool:
@@ -210,7 +229,7 @@ class IndexBuilder:
                 detail="the first record is not a session header")]
         else:
             self._first_was_header = True
-            found = [replace(d, line=line) for d in validate_header(obj)]
+            found = [replace(d, line=line) for d in self._schema.validate_header(obj)]
             if not found:
                 self._header = obj
         self._extend(found)
@@ -231,7 +250,7 @@ class IndexBuilder:
             # HDR-7: exactly one header.
             return [Diagnostic(
                 Code.HEADER_REPEATED, line=line, pointer="/type", detail="a second session header")]
-        found = validate_entry(obj)
+        found = self._schema.validate_entry(obj)
         if found:
             return [replace(d, line=line) for d in found]
         return graph_findings(obj, line, self._table, self._recordings)
@@ -246,47 +265,6 @@ class IndexBuilder:
         elif obj.get("type") != "session":  # a later session record is reported once, at line 1
             self._commit(obj, line=line, offset=offset, length=length)
         return found
-
-    def add_plain_message(
-        self, entry_id: str, parent_id: str | None, *, line: int, offset: int, length: int
-    ) -> list[Diagnostic]:
-        """:meth:`add_entry` for a ``message`` entry already proven schema-valid with no rule
-        beyond the schema to apply (``_messages_typed``), given only its id and parentId.
-
-        For such an entry :meth:`check_entry` reduces to ID-3 and TREE-1 (``graph_findings``
-        looks at nothing else of a message), and committing it touches no global field.
-        """
-        if not self._built and self._table.add_linked_message(
-            entry_id, parent_id, line=line, offset=offset, length=length
-        ):
-            self._lines = max(self._lines, line)
-            return []
-        entry = {"type": "message", "id": entry_id, "parentId": parent_id}
-        found = graph_findings(entry, line, self._table, self._recordings)
-        if not found:  # as in _commit: a built index is never extended
-            raise RuntimeError("IndexBuilder.build() was called; use from_index() to continue")
-        self._extend(found)
-        return found
-
-    def add_plain_messages(
-        self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
-        offset: int,
-    ) -> bool:
-        """:meth:`add_plain_message` for consecutive lines proven by the block lane
-        (``_messages_block``), all or nothing: True if every one was committed; False, with
-        nothing committed or reported, if ID-3 or TREE-1 fails for any (the caller then feeds
-        the lines one by one, which reports each finding at its line).
-
-        A refused block holds a finding, so the session is invalid; every later block is
-        refused unseen and goes line by line too, which keeps a refusal's cost (the table may
-        rebuild its id lookup) to once per read."""
-        if self._built or self._blocks_refused:
-            return False
-        if not self._table.add_linked_messages(ids, parents, lengths, line=line, offset=offset):
-            self._blocks_refused = True
-            return False
-        self._lines = max(self._lines, line + len(ids) - 1)
-        return True
 
     def commit_checked(
         self, obj: dict[str, Any], *, line: int, offset: int, length: int

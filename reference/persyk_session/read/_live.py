@@ -18,10 +18,12 @@ succeeded (its write fsynced, or nothing to write), so any failure -- a write or
 fault, an exception -- drops it. The cache never acknowledges anything: acknowledgement still
 follows the fsync of this append (APP-11).
 
-The cache serves both modes of ``_mode``: it is an algorithm (validate only what another writer
-appended), not a faster way to do the same work, and without it the readable mode's
+The cache serves every engine (``_engine``): it is an algorithm (validate only what another
+writer appended), not a faster way to do the same work, and without it the readable engine's
 python-jsonschema (about a millisecond an entry) makes every append cost a full validation, so
-concurrent writers time out on the lock (harness case H-102).
+concurrent writers time out on the lock (harness case H-102). A state validated through one
+engine is the same state through another (the engines agree), so the cache is keyed by file
+only.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ from typing import Any, Final, Protocol
 
 from .. import _fsutil
 from .._errors import Code, Diagnostic, UsageError
+from ._engine import Engine, ParseRecord
+from ._feed import feed_lines
 from ._index import EntryMeta, IndexBuilder
-from ._mode import parse_record, typed_lane_pays
-from ._store import feed_lines, index_stream
+from ._records import parse_record
+from ._store import index_stream
 
 __all__ = [
     "MAX_LIVE_SESSIONS",
@@ -118,13 +122,15 @@ def index_more(
     *,
     first_line: int,
     start_offset: int,
+    parse: ParseRecord = parse_record,
 ) -> Diagnostic | None:
     """Feed the lines ``read(n)`` yields into ``builder`` as lines ``first_line``... starting at
     byte ``start_offset``; stop at and return the first finding.
 
-    The same per-line rules as a full read (``_store.feed_lines`` serves both).
+    The same per-line rules as a full read (``_feed.feed_lines`` serves both).
     """
-    for found in feed_lines(builder, read, first_line=first_line, start_offset=start_offset):
+    for found in feed_lines(builder, read, parse=parse, first_line=first_line,
+                            start_offset=start_offset):
         if found:
             return found[0]
     return None
@@ -187,16 +193,17 @@ class LiveFile:
     the mutation ends.
     """
 
-    def __init__(self, fd: int, cached: LiveSession | None) -> None:
+    def __init__(self, fd: int, cached: LiveSession | None, engine: Engine) -> None:
         self.fd = fd
         self._cached = cached
+        self._engine = engine
         self.state: LiveSession | None = None
         self.fault_line = 1
         self.kept = False
 
     def load(self, entry: EntryMeta) -> dict[str, Any]:
         """The committed body of ``entry``, read by its indexed position (one ``pread``)."""
-        return parse_record(self.load_bytes(entry), line=entry.line)
+        return self._engine.parse_record(self.load_bytes(entry), line=entry.line)
 
     def load_bytes(self, entry: EntryMeta) -> bytes:
         """The committed bytes of ``entry`` (its LF excluded), by one ``pread``."""
@@ -247,7 +254,8 @@ class LiveFile:
         # Only the bytes another writer appended since our last mutation (APP-7, incrementally).
         read = _Reader(self.fd, cached.size)
         fault = index_more(
-            cached.builder, read, first_line=cached.next_line, start_offset=cached.size
+            cached.builder, read, first_line=cached.next_line, start_offset=cached.size,
+            parse=self._engine.parse_record,
         )
         if fault is not None:
             self.fault_line = fault.line if fault.line is not None else 1
@@ -256,12 +264,12 @@ class LiveFile:
 
     def _validate_all(self, identity: Identity, size: int, ctime_ns: int) -> None:
         read = _Reader(self.fd, 0)
-        index = index_stream(read, typed=typed_lane_pays(size))
+        index = index_stream(read, engine=self._engine, size=size)
         if not index.valid:
             first = index.diagnostics[0] if index.diagnostics else None
             self.fault_line = first.line if first is not None and first.line is not None else 1
             return
-        builder = IndexBuilder.from_index(index)
+        builder = IndexBuilder.from_index(index, schema=self._engine.schema)
         self.state = self._settled(identity, read.position, ctime_ns, builder)
 
     def _settled(
@@ -282,7 +290,7 @@ def _open(file: Path) -> int:
 
 
 @contextmanager
-def open_live(file: Path) -> Iterator[LiveFile]:
+def open_live(file: Path, engine: Engine) -> Iterator[LiveFile]:
     """Open ``file`` for a mutation and bring its live state up to date. Call under the lock.
 
     A cached state is used only if ``file`` still names the inode it holds open; holding it
@@ -293,7 +301,7 @@ def open_live(file: Path) -> Iterator[LiveFile]:
     except OSError:
         raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
     cached = _take((named.st_dev, named.st_ino))
-    live = LiveFile(cached.fd if cached is not None else _open(file), cached)
+    live = LiveFile(cached.fd if cached is not None else _open(file), cached, engine)
     try:
         live.refresh()
         yield live

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .._errors import Code, ContractError, Diagnostic, UsageError
+from ._engine import READABLE_ENGINE, DumpsJson, Engine
 from ._index import EntryMeta, SessionIndex
-from ._mode import dumps_json
 from ._read_cache import ReadCache
 from ._store import open_session
 
@@ -54,8 +54,8 @@ class Page:
         return {"entries": list(self.entries), "nextCursor": self.next_cursor}
 
 
-def header_fingerprint(header: dict[str, Any]) -> str:
-    canonical = dumps_json(header, sort_keys=True)
+def header_fingerprint(header: dict[str, Any], dumps: DumpsJson) -> str:
+    canonical = dumps(header, sort_keys=True)
     return hashlib.sha256(canonical).hexdigest()[:16]
 
 
@@ -87,12 +87,14 @@ def decode_cursor(cursor: str, fingerprint: str) -> int:
     return offset
 
 
-def page_bounds(index: SessionIndex, page_size: int, cursor: str | None) -> tuple[int, int]:
+def page_bounds(
+    index: SessionIndex, page_size: int, cursor: str | None, dumps: DumpsJson
+) -> tuple[int, int]:
     """The half-open range of entry positions of the page (pure, from the index alone)."""
     assert index.header is not None
     start = 0
     if cursor is not None:
-        offset = decode_cursor(cursor, header_fingerprint(index.header))
+        offset = decode_cursor(cursor, header_fingerprint(index.header, dumps))
         position = index.position_at_offset(offset)
         if position is None:
             raise _invalid()
@@ -100,7 +102,8 @@ def page_bounds(index: SessionIndex, page_size: int, cursor: str | None) -> tupl
     return start, min(start + page_size, len(index.entries))
 
 
-# The adapter process and library callers share this cache (one per process, as ``_live``).
+# The adapter process and library callers share this cache (one per process, as ``_live``); it
+# serves every engine (each state remembers the one that validated it).
 PROCESS_CACHE: Final = ReadCache()
 
 
@@ -118,14 +121,14 @@ def _first_fault(index: SessionIndex) -> ContractError:
 
 def _page(
     index: SessionIndex, load: Callable[[EntryMeta], dict[str, Any]], page_size: int,
-    cursor: str | None,
+    cursor: str | None, dumps: DumpsJson,
 ) -> Page:
     """The page of a valid session's index, its bodies read through ``load``."""
     assert index.header is not None
-    start, stop = page_bounds(index, page_size, cursor)
+    start, stop = page_bounds(index, page_size, cursor, dumps)
     entries = tuple(load(entry) for entry in index.entries[start:stop])
     following = (
-        encode_cursor(index.entries[stop].offset, header_fingerprint(index.header))
+        encode_cursor(index.entries[stop].offset, header_fingerprint(index.header, dumps))
         if stop < len(index.entries)
         else None
     )
@@ -134,7 +137,7 @@ def _page(
 
 def read_page(
     path: str | os.PathLike[str], page_size: int, cursor: str | None = None, *,
-    cache: ReadCache = PROCESS_CACHE,
+    cache: ReadCache = PROCESS_CACHE, engine: Engine = READABLE_ENGINE,
 ) -> Page:
     """One page of entries (full records, file order) and the cursor of the next page.
 
@@ -144,19 +147,20 @@ def read_page(
     appended since (see ``_read_cache``).
     """
     _check_page_size(page_size)
-    with cache.session(path) as session:
+    with cache.session(path, engine) as session:
         if not session.index.valid:
             raise _first_fault(session.index)
-        return _page(session.index, session.load, page_size, cursor)
+        return _page(session.index, session.load, page_size, cursor, engine.dumps_json)
 
 
 def read_page_validating(
-    path: str | os.PathLike[str], page_size: int, cursor: str | None = None
+    path: str | os.PathLike[str], page_size: int, cursor: str | None = None, *,
+    engine: Engine = READABLE_ENGINE,
 ) -> Page:
     """:func:`read_page` validating the whole file for this page alone (the readable twin)."""
     _check_page_size(page_size)
-    session = open_session(path)
+    session = open_session(path, engine=engine)
     if not session.index.valid:
         raise _first_fault(session.index)
     with session.bodies() as load:
-        return _page(session.index, load, page_size, cursor)
+        return _page(session.index, load, page_size, cursor, engine.dumps_json)

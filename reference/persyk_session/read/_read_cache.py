@@ -1,4 +1,4 @@
-"""What a long-lived reader keeps between reads of a session (CTX-20, CTX-24, issue 27).
+"""What a long-lived reader keeps between reads of a session (CTX-20, CTX-24).
 
 The contract demands the whole session be valid before anything is projected (CTX-20), so a
 reader that validated the file from scratch for every page made a walk of N entries in pages
@@ -10,7 +10,7 @@ read checks the state against a fresh ``fstat`` and two bounded probes:
 
 * same identity, same size, same ``ctime``, same head and tail bytes: reuse the index;
 * the file grew and the head and tail bytes are unchanged: validate only the new bytes, with
-  the same per-line rules (``_store.feed_lines``), continuing the index (as ``_live`` does for
+  the same per-line rules (``_feed.feed_lines``), continuing the index (as ``_live`` does for
   appends). Findings there (a torn tail, a bad record) make the session invalid exactly as a
   full validation would; the valid prefix stays cached, so a tail being written is validated
   again from where the prefix ends once it is complete;
@@ -23,8 +23,9 @@ a rewrite in place that keeps the same inode, the same head and tail bytes at th
 positions and grows or keeps the size while changing only bytes between them -- the same limit
 as ``_live``; writers append, or replace the file (a new inode), and both are detected.
 
-The cache is an algorithm, not a faster twin of a readable one, so it serves both modes of
-``_mode``; tests/test_read_cache.py holds it to the pages and errors of a fresh reader.
+The cache is an algorithm, not a faster twin of a readable one, so it serves every engine
+(``_engine``): a state remembers the engine that validated it and is extended through it;
+tests/test_read_cache.py holds it to the pages and errors of a fresh reader.
 :class:`ReadCounters` counts the bytes each read validated, probed and loaded, so that tests
 prove the cost of a page by counting, never by timing.
 """
@@ -40,12 +41,13 @@ from typing import Any, Final
 
 from .. import _fsutil
 from .._errors import Code, ContractError, UsageError
+from ._engine import READABLE_ENGINE, Engine
+from ._feed import CHUNK_SIZE, NO_BODIES
 from ._index import EntryMeta, IndexBuilder, SessionIndex
 
 # One refresh plan for both caches: what an fstat says a cached state is still good for.
 from ._live import Identity, Refresh, plan_refresh
-from ._mode import parse_record, typed_lane_pays
-from ._store import feed_lines, index_stream, resolve_session_file
+from ._store import index_stream, resolve_session_file
 
 __all__ = [
     "HEAD_PROBE_BYTES",
@@ -82,6 +84,7 @@ class CachedSession:
     head: bytes
     tail: bytes
     index: SessionIndex
+    engine: Engine = READABLE_ENGINE  # the one that validated it, which extends it
 
 
 @dataclass(slots=True)
@@ -163,17 +166,20 @@ class ReadCache:
     # --- a read --------------------------------------------------------------------------------
 
     @contextmanager
-    def session(self, path: str | os.PathLike[str]) -> Iterator[Snapshot]:
-        """The session at ``path``, validated (from the cache where it still holds), with a
-        body loader valid inside the ``with`` block. Reading never writes (CTX-19)."""
+    def session(
+        self, path: str | os.PathLike[str], engine: Engine = READABLE_ENGINE
+    ) -> Iterator[Snapshot]:
+        """The session at ``path``, validated through ``engine`` (from the cache where it still
+        holds), with a body loader valid inside the ``with`` block. Reading never writes
+        (CTX-19)."""
         file = resolve_session_file(path)
         try:
             named = os.stat(file)
         except OSError:
             raise UsageError(Code.PATH_NOT_FOUND, "the session file cannot be opened") from None
-        lease = self._refresh(file, self._take((named.st_dev, named.st_ino)))
+        lease = self._refresh(file, self._take((named.st_dev, named.st_ino)), engine)
         try:
-            yield Snapshot(lease.index, self._loader(lease))
+            yield Snapshot(lease.index, self._loader(lease, engine))
         except ContractError:
             # An answer about a file that is what the state says (the session's first fault,
             # a cursor that is not ours): the state still holds, unless a body said otherwise.
@@ -193,7 +199,7 @@ class ReadCache:
         else:
             os.close(lease.fd)
 
-    def _loader(self, lease: _Lease) -> Callable[[EntryMeta], dict[str, Any]]:
+    def _loader(self, lease: _Lease, engine: Engine) -> Callable[[EntryMeta], dict[str, Any]]:
         counters = self.counters
 
         def load(entry: EntryMeta) -> dict[str, Any]:
@@ -202,14 +208,16 @@ class ReadCache:
             if len(data) != entry.length:
                 raise UsageError(Code.PATH_NOT_FOUND, "the session file shrank while being read")
             try:
-                return parse_record(data, line=entry.line)
+                return engine.parse_record(data, line=entry.line)
             except ContractError:
                 lease.spoiled = True  # the bytes changed since they were validated
                 raise
 
         return load
 
-    def _refresh(self, file: os.PathLike[str], cached: CachedSession | None) -> _Lease:
+    def _refresh(
+        self, file: os.PathLike[str], cached: CachedSession | None, engine: Engine
+    ) -> _Lease:
         if cached is not None:
             try:
                 stat = os.fstat(cached.fd)
@@ -224,7 +232,7 @@ class ReadCache:
                 self.counters.reuses += 1
                 return _Lease(cached.fd, cached.index, cached)
             os.close(cached.fd)
-        return self._validate_all(file)
+        return self._validate_all(file, engine)
 
     def decide(
         self, cached: CachedSession, identity: Identity, size: int, ctime_ns: int
@@ -246,10 +254,13 @@ class ReadCache:
         # Only the bytes appended since the validated prefix, with the rules of a full read.
         self.counters.extensions += 1
         read = _CountingReader(cached.fd, cached.size, self.counters)
-        builder = IndexBuilder.from_index(cached.index)
-        typed = typed_lane_pays(os.fstat(cached.fd).st_size - cached.size)
-        for _ in feed_lines(builder, read, first_line=cached.index.lines + 1,
-                            start_offset=cached.size, typed=typed):
+        engine = cached.engine
+        builder = IndexBuilder.from_index(cached.index, schema=engine.schema)
+        for _ in engine.feed_lines(
+            builder, read, parse=engine.parse_record, chunk_size=CHUNK_SIZE,
+            first_line=cached.index.lines + 1, start_offset=cached.size, kept=NO_BODIES,
+            size=os.fstat(cached.fd).st_size - cached.size,
+        ):
             pass
         index = builder.build()
         if not index.valid:
@@ -257,31 +268,32 @@ class ReadCache:
             # bytes are complete, and answer with the fault they hold now.
             return _Lease(cached.fd, index, cached)
         return _Lease(cached.fd, index, self._settled(cached.fd, cached.identity,
-                                                      read.position, ctime_ns, index))
+                                                      read.position, ctime_ns, index, engine))
 
-    def _validate_all(self, file: os.PathLike[str]) -> _Lease:
+    def _validate_all(self, file: os.PathLike[str], engine: Engine) -> _Lease:
         self.counters.full_validations += 1
         fd = _open(file)
         try:
             stat = os.fstat(fd)
             read = _CountingReader(fd, 0, self.counters)
-            index = index_stream(read, typed=typed_lane_pays(stat.st_size))
+            index = index_stream(read, engine=engine, size=stat.st_size)
         except BaseException:
             os.close(fd)
             raise
         if not index.valid:
             return _Lease(fd, index, None)
         state = self._settled(fd, (stat.st_dev, stat.st_ino), read.position,
-                              stat.st_ctime_ns, index)
+                              stat.st_ctime_ns, index, engine)
         return _Lease(fd, index, state)
 
     def _settled(
-        self, fd: int, identity: Identity, size: int, ctime_ns: int, index: SessionIndex
+        self, fd: int, identity: Identity, size: int, ctime_ns: int, index: SessionIndex,
+        engine: Engine,
     ) -> CachedSession:
         head = _pread(fd, min(size, HEAD_PROBE_BYTES), 0)
         probe = min(size, TAIL_PROBE_BYTES)
         tail = _pread(fd, probe, size - probe)
-        return CachedSession(fd, identity, size, ctime_ns, head, tail, index)
+        return CachedSession(fd, identity, size, ctime_ns, head, tail, index, engine)
 
 
 class _CountingReader:

@@ -1,12 +1,12 @@
 """The strict record layer: one line of ``session.jsonl`` in, one JSON object (or one fault) out.
 
 Sans-IO: bytes in, values or :class:`ContractError` out (``_lines`` cuts a stream into lines).
-This is the readable reference; ``_records_fast`` computes the same results faster with orjson,
-and ``_mode`` chooses between them (``PERSYK_SESSION_MODE``).
+This is the readable reference and the readable engine's codec (``_engine``);
+``fast/_records_fast`` computes the same results faster with orjson.
 
 Rules implemented here (docs/spec.md, section REC): REC-2, REC-4, REC-11, REC-13, REC-15, REC-19,
 REC-22; the JSON text itself (REC-3, REC-5..REC-10, REC-12, REC-17, REC-18, REC-20, REC-23) is
-read by the one grammar in ``_json_grammar``, which recovery shares. A CR before the LF is
+read by the one grammar in ``_grammar``, which recovery shares. A CR before the LF is
 insignificant whitespace (REC-14, rev. 2).
 
 Order of checks (REC-19, REC-20)
@@ -141,7 +141,7 @@ def check_encodable(obj: object) -> bool:
     """Refuse a value whose record would break a read rule, walking it iteratively.
 
     Returns whether the value holds an integer beyond 64 bits (REC-9, rev. 2: such integers are
-    written exactly; ``_records_fast`` cannot write them with orjson).
+    written exactly; ``fast/_records_fast`` cannot write them with orjson).
     """
     if not isinstance(obj, dict):
         raise _refuse(Code.RECORD_NOT_OBJECT, "the record is not a JSON object")  # REC-4

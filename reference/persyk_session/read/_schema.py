@@ -3,8 +3,9 @@
 The schema files (``persyk_contract.schemas/v1``, the contract package) are the single source
 of truth, and python-jsonschema (draft 2020-12, ``referencing`` registry, unpatched) is the one
 validator that reads them: each leaf failure it reports is mapped to a code (ENV-7) and a JSON
-pointer, in the order ENV-8 asks. ``_schema_fast`` answers the common "valid" with jsonschema-rs
-and comes back here for everything else (``_mode`` chooses).
+pointer, in the order ENV-8 asks. This module is the readable engine's ``schema``
+(``_engine.SchemaRules``); the fast engine's (``fast/_schema_fast``) answers the common "valid"
+with jsonschema-rs and comes back here for everything else.
 
 Rules the schemas cannot express (a real calendar day, ``startMs < endMs``, ``end > start``, the
 recording asset name) are checked here in Python, after the schema.
@@ -33,7 +34,7 @@ from .._errors import Code, Diagnostic
 if TYPE_CHECKING:
     # python-jsonschema ships no type information; its objects are typed Any here. It is
     # imported by _validators(), on the first check that needs it: the fast path's "valid"
-    # answers and the facts below never load it (issue 29).
+    # answers and the facts below never load it (a command loads only what it runs).
     from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
 __all__ = [

@@ -371,7 +371,7 @@ def plan_replay(
     planner = _Planner(start, recording)
     for line in lines:
         if line.kind == "fault":
-            if line.body["fault"] == "persistence":  # the others concern ordering (_replay_drive)
+            if line.body["fault"] == "persistence":  # the others concern ordering (_replay_plan)
                 planner.fail_next = line.line
         elif line.kind == "open":
             yield planner.open(line)

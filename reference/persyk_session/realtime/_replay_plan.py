@@ -1,4 +1,4 @@
-"""A replay's plan: a script's lines through the evidence planner (``_replay``), the ordering
+"""A replay's plan: a script's lines through the evidence planner (``_evidence``), the ordering
 engine (``_ordering``) and the observation queue (``_ordering_queue``), on the script's virtual
 clock. Sans-IO: it returns the steps the I/O edge (``_replay_run``) performs, in order.
 

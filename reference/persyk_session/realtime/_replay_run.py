@@ -4,7 +4,7 @@ Each record is appended and fsynced on its own (APP-8), chained onto the previou
 caller's explicit leaf, as a capture appends each observation when it happens. Media bytes are
 written and fsynced before the record that names them (RT-7): a range of the capture WAV when
 its bytes there are identical (RT-8), else a ``protocol-<uuid>.bin`` asset (RT-10). The planner
-(``_replay``) decides what to do; this module does it. A failed append halts the replay
+(``_replay_plan``) decides what to do; this module does it. A failed append halts the replay
 (CAP-12): the result says so, and nothing after it is written.
 """
 
@@ -22,6 +22,7 @@ from ..media._assets import ASSETS_DIR, write_protocol_asset
 from ..media._capture import Capture, finish_capture, release_capture, start_capture, write_frames
 from ..media._wav import duration_ms
 from ..read._context import LeafSelector
+from ..read._engine import READABLE_ENGINE, Engine
 from ..write._append import AppendResult, append_records, items_from_objects
 from ._evidence import (
     CaptureFrames,
@@ -104,6 +105,7 @@ class _Run:
     parent: str | None
     selector: LeafSelector
     capture: Capture | None = None
+    engine: Engine = READABLE_ENGINE
     appended: list[str] = field(default_factory=list)
     assets: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: {
@@ -137,8 +139,10 @@ class _Run:
     def write(self, record: dict[str, Any], line: int) -> Halt | None:
         """Append one record on the chain, fsynced (APP-8); a failure halts (CAP-12)."""
         try:
-            result = append_records(self.session, items_from_objects([record]),
-                                    leaf=self.selector, timeout=self.timeout)
+            result = append_records(self.session,
+                                    items_from_objects([record], engine=self.engine),
+                                    leaf=self.selector, timeout=self.timeout,
+                                    engine=self.engine)
         except ContractError as error:  # the lock could not be had
             result = AppendResult(error=error.diagnostics[0])
         if result.error is not None:
@@ -191,7 +195,8 @@ class _Run:
         duration = duration_ms(self.capture.frames, self.capture.rate)
         gaps = [gap for gap in step.gaps if isinstance(gap, Gap)]
         finished = finish_capture(self.capture, gaps=located_gaps(gaps, duration),
-                                  incomplete=step.incomplete, timeout=self.timeout)
+                                  incomplete=step.incomplete, timeout=self.timeout,
+                                  engine=self.engine)
         self.capture = None
         self.chain(str(finished["finished"]))
 
@@ -246,6 +251,7 @@ def replay(
     recording: str | None = None,
     timeout: float | None = None,
     prior: list[dict[str, Any]] | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> ReplayResult:
     """Play ``script`` into ``session`` from the explicit ``leaf`` (an id or null); the virtual
     clock starts at ``start`` (RT-35). With ``recording``, a capture of that id runs beside the
@@ -255,12 +261,13 @@ def replay(
     if leaf.kind == "default":
         raise UsageError(Code.USAGE, "replay needs an explicit leaf (an entry id, or null)")
     lines = parse_script(script)
-    run = _Run(session, start, timeout, leaf.id if leaf.kind == "id" else None, leaf)
+    run = _Run(session, start, timeout, leaf.id if leaf.kind == "id" else None, leaf,
+               engine=engine)
     unfinished = _restart(run, prior or [])
     halted: Halt | None = None
     if recording is not None:
         run.capture, started = start_capture(session, recording, leaf=run.selector,
-                                             timeout=timeout, timestamp=start)
+                                             timeout=timeout, timestamp=start, engine=engine)
         run.chain(str(started["started"]))
     driver = ReplayDriver(start, recording is not None)
     try:

@@ -3,8 +3,9 @@
 Nothing here writes, locks, moves or creates anything (SRCH-4, SRCH-18, SRCH-40). Only direct
 children of a root are looked at (SRCH-7); a symbolic link is followed only while it stays
 inside the root (SRCH-24); only regular files are opened, so a FIFO or a device never blocks
-(SRCH-25). The decisions (what matches, the order, cursors, pins) are made by :mod:`._search`
-without I/O.
+(SRCH-25). The decisions (what matches, the order, cursors, pins) are made by :mod:`._judge`
+without I/O. The engine passed in (``read/_engine``) parses, checks, feeds each session's lines
+and spreads the sessions over processes (its ``fan_out``); a page is the same whichever.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import Any
 
 from .._errors import Code, ContractError, Diagnostic
 from ..read._context import effective_history
+from ..read._engine import READABLE_ENGINE, Engine
+from ..read._feed import feed_lines
 from ..read._index import EntryMeta, IndexBuilder, SessionIndex
 from ..read._records import parse_record
-from ..read._store import SESSION_FILE, feed_lines
-from ._fanout import FanOut, batches, fan_out_from_env, ordered_map
+from ..read._store import SESSION_FILE
 from ._judge import (
     Pin,
     Result,
@@ -181,18 +183,18 @@ def _invalid(location: str, error: Diagnostic) -> SearchDiagnostic:
     )
 
 
-def _read_header(path: str) -> tuple[SessionIndex, int]:
+def _read_header(path: str, engine: Engine) -> tuple[SessionIndex, int]:
     """The index of the first record alone (and blank lines before it): SRCH-28; and the size
     of the file."""
-    builder = IndexBuilder()
+    builder = IndexBuilder(engine.new_table(), schema=engine.schema)
     with _open_regular(path) as (_fd, read, info):
-        for _ in feed_lines(builder, read, chunk_size=HEADER_CHUNK):
+        for _ in feed_lines(builder, read, parse=engine.parse_record, chunk_size=HEADER_CHUNK):
             if builder.first_seen:
                 break
     return builder.build(empty=not builder.first_seen), info.st_size
 
 
-def discover(roots: Sequence[Root]) -> Discovery:
+def discover(roots: Sequence[Root], *, engine: Engine = READABLE_ENGINE) -> Discovery:
     """Every session under ``roots`` once, by canonical location, in sort order."""
     found: list[SearchDiagnostic] = []
     candidates: list[Candidate] = []
@@ -218,7 +220,7 @@ def discover(roots: Sequence[Root]) -> Discovery:
                 found.append(file)
                 continue
             try:
-                index, size = _read_header(file)
+                index, size = _read_header(file, engine)
             except OSError:
                 found.append(SearchDiagnostic(Code.SESSION_UNREADABLE, location=directory))
                 continue
@@ -256,8 +258,8 @@ class _TappedBuilder(IndexBuilder):
     """The read-phase index builder, also handing each committed record to a text tap, so a
     session is validated and searched in one streaming pass with one record in memory."""
 
-    def __init__(self, tap: TextTap) -> None:
-        super().__init__()
+    def __init__(self, tap: TextTap, engine: Engine) -> None:
+        super().__init__(engine.new_table(), schema=engine.schema)
         self._tap = tap
 
     def add_record(
@@ -268,19 +270,17 @@ class _TappedBuilder(IndexBuilder):
             self._tap.record(obj, offset, length)
         return findings
 
-    def add_plain_messages(
-        self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
-        offset: int,
+    def take_block(
+        self, lengths: list[int], *, line: int, offset: int, commit: Callable[[], bool]
     ) -> bool:
-        # The block lane. Lines the tap's byte screen cleared need no match (TextTap.record
-        # would only note where the last one lies); lines it did not clear are matched from
-        # the bytes it screened, each parsed only if the screen cannot clear it alone (a
-        # second parse of the block through add_record, and its schema, cost several times
-        # the lane).
+        """``read/_engine.TakeBlock``: a block of lines an engine's lane proved plain message
+        entries. Lines the tap's byte screen cleared need no match (TextTap.record would only
+        note where the last one lies); lines it did not clear are matched from the bytes it
+        screened, each parsed only if the screen cannot clear it alone (a second parse of the
+        block through add_record, and its schema, cost several times the lane)."""
         end = offset + sum(lengths) + len(lengths)
         cleared = self._tap.cleared(offset, end)
-        if not (cleared or self._tap.holds(offset, end)) or not super().add_plain_messages(
-                ids, parents, lengths, line=line, offset=offset):
+        if not (cleared or self._tap.holds(offset, end)) or not commit():
             return False
         if cleared:
             self._tap.last = (end - 1 - lengths[-1], lengths[-1])
@@ -305,14 +305,16 @@ def _shown_to(tap: TextTap, read: Callable[[int], bytes]) -> Callable[[int], byt
     return read_and_show
 
 
-def _scan(candidate: Candidate, query: Query) -> Result | SearchDiagnostic | None:
+def _scan(
+    candidate: Candidate, query: Query, engine: Engine
+) -> Result | SearchDiagnostic | None:
     """Validate and search one session in a single pass (SRCH-19, SRCH-12)."""
-    tap = TextTap(query, screen=ByteScreen.of(query))
-    builder = _TappedBuilder(tap)
+    tap = TextTap(query, screen=ByteScreen.of(query), parse=engine.parse_record)
+    builder = _TappedBuilder(tap, engine)
     try:
         with _open_regular(candidate.file) as (fd, read, info):
-            for _ in feed_lines(builder, _shown_to(tap, read), chunk_size=SCAN_CHUNK,
-                                blocks=True):
+            for _ in engine.scan_lines(builder, _shown_to(tap, read), parse=engine.parse_record,
+                                       chunk_size=SCAN_CHUNK, take_block=builder.take_block):
                 pass
             index = builder.build(empty=not builder.first_seen)
             if not index.valid or index.header is None:
@@ -329,22 +331,18 @@ def _scan(candidate: Candidate, query: Query) -> Result | SearchDiagnostic | Non
 Outcome = Result | SearchDiagnostic | None
 
 
-def _scan_run(run: tuple[Candidate, ...], query: Query) -> list[Outcome]:
+def _scan_run(run: tuple[Candidate, ...], query: Query, engine: Engine) -> list[Outcome]:
     """:func:`_scan` of consecutive sessions: the unit of work a search worker is sent."""
-    return [_scan(candidate, query) for candidate in run]
+    return [_scan(candidate, query, engine) for candidate in run]
 
 
 def _outcomes(
-    candidates: Sequence[Candidate], query: Query, fan_out: FanOut
+    candidates: Sequence[Candidate], query: Query, engine: Engine
 ) -> Generator[Outcome, None, None]:
-    """The outcome of every candidate, in the candidates' order, however many processes scan."""
-    sizes = [c.size for c in candidates]
-    if not fan_out.parallel(len(candidates), sum(sizes)):
-        for candidate in candidates:
-            yield _scan(candidate, query)
-        return
-    work = functools.partial(_scan_run, query=query)
-    yield from ordered_map(work, batches(candidates, sizes, fan_out), fan_out.workers)
+    """The outcome of every candidate, in the candidates' order, however many processes scan
+    (SRCH-15, SRCH-16: the engine's ``fan_out`` yields them in submission order)."""
+    work = functools.partial(_scan_run, query=query, engine=engine)
+    yield from engine.fan_out(work, candidates, [c.size for c in candidates])
 
 
 def _pin_of(fd: int, info: os.stat_result, last: tuple[int, int] | None) -> Pin:
@@ -370,25 +368,24 @@ class Page:
 
 def search(
     roots: Sequence[Root], query: Query, limit: int, cursor: str | None,
-    fan_out: FanOut | None = None,
+    *, engine: Engine = READABLE_ENGINE,
 ) -> Page:
     """One page of results (SRCH-16, SRCH-36, SRCH-37).
 
     Sessions are examined in sort order after the cursor, each streamed once, until ``limit``
     results are found and one more matching session proves that a next page exists. A page
     reports the root and discovery diagnostics, and the invalid sessions it examined up to its
-    last result (all remaining ones on the last page). ``fan_out`` (default: from the
-    environment, :func:`._fanout.fan_out_from_env`) says how many processes scan; the page is
-    the same whatever it says.
+    last result (all remaining ones on the last page). The engine's ``fan_out`` says how many
+    processes scan; the page is the same whatever it says.
     """
-    found = discover(roots)
+    found = discover(roots, engine=engine)
     after = None if cursor is None else decode_cursor(cursor, query, found.roots)
     results: list[Result] = []
     examined: list[SearchDiagnostic] = []
     pending: list[SearchDiagnostic] = []
     more = False
     todo = [c for c in found.sessions if after is None or c.key > after]
-    outcomes = _outcomes(todo, query, fan_out or fan_out_from_env())
+    outcomes = _outcomes(todo, query, engine)
     for outcome in outcomes:
         if isinstance(outcome, SearchDiagnostic):
             pending.append(outcome)
@@ -412,15 +409,18 @@ def search(
 # --- opening a pinned result ----------------------------------------------------------------
 
 
-def open_result(location: str, session_id: str, leaf: str | None, pin: Pin) -> dict[str, Any]:
+def open_result(
+    location: str, session_id: str, leaf: str | None, pin: Pin, *,
+    engine: Engine = READABLE_ENGINE,
+) -> dict[str, Any]:
     """The context of the pinned leaf (SRCH-17, SRCH-38), or RESULT_STALE (SRCH-39)."""
     file = os.path.join(location, SESSION_FILE)
-    builder = IndexBuilder()
+    builder = IndexBuilder(engine.new_table(), schema=engine.schema)
     try:
         with _open_regular(file) as (fd, read, info):
             if (info.st_dev, info.st_ino) != (pin.device, pin.inode):
                 raise stale()
-            for _ in feed_lines(builder, read, chunk_size=SCAN_CHUNK):
+            for _ in feed_lines(builder, read, parse=engine.parse_record, chunk_size=SCAN_CHUNK):
                 pass
             index = builder.build(empty=not builder.first_seen)
             if not index.valid or index.header is None:

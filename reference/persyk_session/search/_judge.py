@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._errors import Code, ContractError, Diagnostic
+from ..read._engine import ParseRecord
 from ..read._index import EntryMeta, SessionIndex
-from ..read._mode import parse_record
-from ..read._records import MAX_RECORD_BYTES
+from ..read._records import MAX_RECORD_BYTES, parse_record
 from ._textmatch import ByteScreen, Query, excerpt, fold, is_blank, title_piece
 
 __all__ = [
@@ -121,7 +121,7 @@ def _fingerprint(value: Any) -> str:
 
 
 def _compact(value: Any) -> bytes:
-    # The standard library's json: the readable mode imports no orjson.
+    # The standard library's json: the core imports no orjson (tests/test_core_purity.py).
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -216,6 +216,7 @@ class TextTap:
     hits: set[str] = field(default_factory=set)
     last: tuple[int, int] | None = None  # offset and length of the last entry's record
     screen: ByteScreen | None = None  # a prefilter of the bytes :meth:`see` is shown
+    parse: ParseRecord = parse_record  # the engine's, for the lines of a proven block
     _seen: int = 0  # bytes shown so far
     _open: bytes | None = b""  # the line still open after them; None when over the limit
     _clear: tuple[int, int] = (0, 0)  # the byte range of the latest lines the screen cleared
@@ -269,7 +270,7 @@ class TextTap:
         for number, length in enumerate(lengths, line):
             piece = data[at:at + length]
             if may_hold(piece):
-                self.record(parse_record(piece, line=number), start + at, length)
+                self.record(self.parse(piece, line=number), start + at, length)
             at += length + 1
         self.last = (start + at - 1 - lengths[-1], lengths[-1])
 

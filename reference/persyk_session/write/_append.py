@@ -2,9 +2,10 @@
 
 The decision of what a batch writes is ``_append_plan.plan_append`` (pure). This edge
 (:func:`append_records`, :func:`remove_entry`, :func:`create_session`) takes the lock, brings the
-session's live state up to date (``_live``: in a long-lived process only bytes appended by other
-writers are validated again, APP-7), runs the planner on that state's builder and writes the
-planned bytes with one ``O_APPEND`` write and an fsync before acknowledging anything.
+session's live state up to date (``read/_live``: in a long-lived process only bytes appended by
+other writers are validated again, APP-7), runs the planner on that state's builder and writes
+the planned bytes with one ``O_APPEND`` write and an fsync before acknowledging anything. The
+engine passed in (``read/_engine``) reads, checks and encodes; the outcome is the same whichever.
 
 Prefix commit (APP-14): records are checked in batch order; the first refused record stops the
 batch, and the records before it are written and acknowledged. A write or fsync failure
@@ -27,9 +28,9 @@ from typing import Any
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from ..read._context import LeafSelector
+from ..read._engine import READABLE_ENGINE, Engine
 from ..read._index import IndexBuilder
 from ..read._live import LiveFile, LiveSession, open_live
-from ..read._mode import encode_record, validate_header
 from ..read._store import SESSION_FILE
 from ._append_plan import (
     MAX_BATCH_BYTES,
@@ -66,7 +67,9 @@ __all__ = [
 # --- batches from files ----------------------------------------------------------------------
 
 
-def read_records_file(name: str | os.PathLike[str]) -> list[BatchItem]:
+def read_records_file(
+    name: str | os.PathLike[str], *, engine: Engine = READABLE_ENGINE
+) -> list[BatchItem]:
     """Prepare the raw JSONL batch in the file ``name`` (bounded: :func:`items_from_jsonl_stream`).
 
     A file that cannot be opened or read (absent, a directory, no permission), and anything but
@@ -79,7 +82,7 @@ def read_records_file(name: str | os.PathLike[str]) -> list[BatchItem]:
     try:
         fd = _fsutil.open_regular(name, follow=True)
         with os.fdopen(fd, "rb") as stream:  # non-blocking: /proc/kmsg fails, never waits
-            return items_from_jsonl_stream(_read_or_fail(stream.read))
+            return items_from_jsonl_stream(_read_or_fail(stream.read), engine=engine)
     except OSError:
         raise UsageError(Code.PATH_NOT_FOUND, "the records file cannot be read") from None
 
@@ -147,17 +150,19 @@ def _mutate(
     path: str | os.PathLike[str],
     timeout: float | None,
     body: Callable[[LiveFile, LiveSession], AppendResult],
+    engine: Engine,
 ) -> AppendResult:
     """Every append's prologue: both mutation locks (``_prologue``), then the live state brought
     up to date and revalidated; a session breaking a read-phase MUST is never mutated (APP-7)."""
-    with locked_session_file(path, timeout=timeout) as file, open_live(file) as live:
+    with locked_session_file(path, timeout=timeout) as file, open_live(file, engine) as live:
         if live.state is None:
             return _blocked(live.fault_line)
         return body(live, live.state)
 
 
 def _append_locked(
-    live: LiveFile, state: LiveSession, items: Sequence[BatchItem], leaf: LeafSelector
+    live: LiveFile, state: LiveSession, items: Sequence[BatchItem], leaf: LeafSelector,
+    engine: Engine,
 ) -> AppendResult:
     plan = plan_append(
         state.builder,  # handed over, not copied: the live state is this mutation's alone
@@ -167,6 +172,7 @@ def _append_locked(
         next_line=state.next_line,
         load_committed=live.load,
         load_committed_bytes=live.load_bytes,
+        engine=engine,
     )
     return _write_plan(live, state, plan)
 
@@ -177,6 +183,7 @@ def append_records(
     *,
     leaf: LeafSelector | None = None,
     timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> AppendResult:
     """Append a prepared batch (see :func:`items_from_objects`) under the session lock.
 
@@ -185,7 +192,9 @@ def append_records(
     ContractError(LOCK_UNAVAILABLE) when the lock cannot be had.
     """
     selector = leaf or LeafSelector.default()
-    return _mutate(path, timeout, lambda live, state: _append_locked(live, state, items, selector))
+    return _mutate(path, timeout,
+                   lambda live, state: _append_locked(live, state, items, selector, engine),
+                   engine)
 
 
 def remove_entry(
@@ -196,6 +205,7 @@ def remove_entry(
     timestamp: str | None = None,
     leaf: LeafSelector,
     timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> AppendResult:
     """Append a ``message.removed`` of ``target_id`` whose parent is the caller's leaf (APP-18).
 
@@ -223,9 +233,10 @@ def remove_entry(
             "timestamp": timestamp or now_timestamp(),
             "targetId": target_id,
         }
-        return _append_locked(live, state, items_from_objects([record]), LeafSelector.default())
+        return _append_locked(live, state, items_from_objects([record], engine=engine),
+                              LeafSelector.default(), engine)
 
-    return _mutate(path, timeout, remove_locked)
+    return _mutate(path, timeout, remove_locked, engine)
 
 
 def append_built(
@@ -233,6 +244,7 @@ def append_built(
     build: Callable[[IndexBuilder], Sequence[dict[str, Any]]],
     *,
     timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> AppendResult:
     """Append the records ``build`` makes from the committed, validated state, under both
     mutation locks (APP-5, APP-26, as every append): for writers whose record depends on that
@@ -241,9 +253,10 @@ def append_built(
 
     def append_locked(live: LiveFile, state: LiveSession) -> AppendResult:
         records = build(state.builder)
-        return _append_locked(live, state, items_from_objects(records), LeafSelector.default())
+        return _append_locked(live, state, items_from_objects(records, engine=engine),
+                              LeafSelector.default(), engine)
 
-    return _mutate(path, timeout, append_locked)
+    return _mutate(path, timeout, append_locked, engine)
 
 
 # --- create ------------------------------------------------------------------------------------
@@ -272,6 +285,7 @@ def create_session(
     *,
     id: str | None = None,
     timestamp: str | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> dict[str, Any]:
     """Create a session with exclusive creation and return its header (APP-2, APP-3, APP-4).
 
@@ -285,11 +299,11 @@ def create_session(
         "id": id if id is not None else str(uuid.uuid4()),  # ID-5: 122 random bits
         "timestamp": timestamp if timestamp is not None else now_timestamp(),
     }
-    problems = validate_header(header)
+    problems = engine.schema.validate_header(header)
     if problems:
         # APP-23: a given id or timestamp that breaks HDR-5/HDR-6.
         raise ContractError([replace(problems[0], line=1)])
-    data = encode_record(header)
+    data = engine.encode_record(header)
     target_dir = Path(directory)
     if target_dir.name == SESSION_FILE:
         target_dir = target_dir.parent

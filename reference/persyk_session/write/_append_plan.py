@@ -9,7 +9,8 @@ identical-retry check reads one record by its indexed position, so its cost does
 the session). ``_append`` runs it under the session lock and writes what it planned.
 
 Prefix commit (APP-14): the first refused record stops the batch, and the records before it
-are planned and acknowledged.
+are planned and acknowledged. The engine passed in (``read/_engine``) encodes and parses; its
+batch lane may spare the careful path for records it proves, with the same plan.
 """
 
 from __future__ import annotations
@@ -21,12 +22,9 @@ from typing import Any, Final
 from .._errors import Code, ContractError, Diagnostic, UsageError
 from .._lines import split_lines
 from ..read._context import LeafSelector
+from ..read._engine import READABLE_ENGINE, BatchLane, Engine
 from ..read._entries import EntryMeta
 from ..read._index import IndexBuilder
-from ..read._mode import READABLE, dumps_json, encode_record, parse_record
-
-if not READABLE:  # the readable mode imports no orjson (read/_mode.py)
-    from ._items_fast import encode_and_read_back, plain_messages
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -64,30 +62,25 @@ class BatchItem:
     fault: Diagnostic | None = None
 
 
-def _item_from_object(obj: Any) -> BatchItem:
+def _item_from_object(obj: Any, engine: Engine) -> BatchItem:
     # APP-15, BLK-11: the record is written as given: its parentId and every block, unknown
     # ones included, reach the file unchanged (only the spelling is canonical, REC-22).
-    if not READABLE:
-        fast = encode_and_read_back(obj)  # the same item, when its proofs hold (_items_fast)
-        if fast is not None:
-            return BatchItem(fast[1], fast[0], len(fast[0]))
-    return _item_carefully(obj)
-
-
-def _item_carefully(obj: Any) -> BatchItem:
+    proven = engine.batch.prepare(obj)  # the same item, when the engine can prove it
+    if proven is not None:
+        return BatchItem(proven[1], proven[0], len(proven[0]))
     try:
-        data = encode_record(obj)
+        data = engine.encode_record(obj)
     except ContractError as error:
-        return BatchItem(None, b"", _encoded_size(obj), error.diagnostics[0])
+        return BatchItem(None, b"", _encoded_size(obj, engine), error.diagnostics[0])
     except UsageError:
         return BatchItem(None, b"", 0, _not_json())
     # Parse our own bytes back: the value compared and indexed is the one a reader will see.
-    return BatchItem(parse_record(data[:-1], line=1), data, len(data))
+    return BatchItem(engine.parse_record(data[:-1], line=1), data, len(data))
 
 
-def _encoded_size(obj: Any) -> int:
+def _encoded_size(obj: Any, engine: Engine) -> int:
     try:
-        return len(dumps_json(obj)) + 1
+        return len(engine.dumps_json(obj)) + 1
     except (TypeError, ValueError):
         return 0
 
@@ -96,12 +89,14 @@ def _not_json() -> Diagnostic:
     return Diagnostic(Code.RECORD_NOT_OBJECT, detail="the record has no JSON object form")
 
 
-def items_from_objects(records: Sequence[Any]) -> list[BatchItem]:
+def items_from_objects(
+    records: Sequence[Any], *, engine: Engine = READABLE_ENGINE
+) -> list[BatchItem]:
     """Prepare records given as JSON values (the protocol's ``records`` argument)."""
-    return [_item_from_object(obj) for obj in records]
+    return [_item_from_object(obj, engine) for obj in records]
 
 
-def items_from_jsonl(data: bytes) -> list[BatchItem]:
+def items_from_jsonl(data: bytes, *, engine: Engine = READABLE_ENGINE) -> list[BatchItem]:
     """Prepare records given as raw JSONL bytes (``recordsFile``): each line is parsed strictly,
     so byte-level faults surface with the read-phase code of the line (APP-9)."""
     items: list[BatchItem] = []
@@ -111,15 +106,17 @@ def items_from_jsonl(data: bytes) -> list[BatchItem]:
             items.append(BatchItem(None, b"", len(raw.data) + 1, fault))
             continue
         try:
-            value = parse_record(raw.data, line=1)
+            value = engine.parse_record(raw.data, line=1)
         except ContractError as error:
             items.append(BatchItem(None, b"", len(raw.data) + 1, error.diagnostics[0]))
             continue
-        items.append(_item_from_object(value))
+        items.append(_item_from_object(value, engine))
     return items
 
 
-def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
+def items_from_jsonl_stream(
+    read: Callable[[int], bytes], *, engine: Engine = READABLE_ENGINE
+) -> list[BatchItem]:
     """Prepare raw JSONL given as a byte stream ``read(n)`` (a file, a pipe, stdin) without
     holding more than the batch limit in memory.
 
@@ -136,7 +133,7 @@ def items_from_jsonl_stream(read: Callable[[int], bytes]) -> list[BatchItem]:
     if held > MAX_BATCH_BYTES:
         oversized = Diagnostic(Code.APPEND_BATCH_TOO_LARGE, detail="the batch is larger than 4 MiB")
         return [BatchItem(None, b"", held, oversized)]
-    return items_from_jsonl(b"".join(parts))
+    return items_from_jsonl(b"".join(parts), engine=engine)
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -210,6 +207,7 @@ def plan_append(
     next_line: int,
     load_committed: Callable[[EntryMeta], dict[str, Any]],
     load_committed_bytes: Callable[[EntryMeta], bytes] | None = None,
+    engine: Engine = READABLE_ENGINE,
 ) -> AppendPlan:
     """Decide what a batch writes, in batch order, against the committed session in ``builder``.
 
@@ -224,10 +222,10 @@ def plan_append(
     refusal = _refuse_whole_batch(items, leaf, next_line)
     if refusal is not None:
         return AppendPlan(b"", (), (), error=refusal)
-    batch = _Batch(builder, load_committed, load_committed_bytes, line=next_line,
+    batch = _Batch(builder, load_committed, load_committed_bytes, engine.batch, line=next_line,
                    offset=end_offset)
-    for item, plain in zip(items, _plain_proofs(builder, items), strict=True):
-        if not batch.take(item, plain=plain):
+    for item, proven in zip(items, _proofs(builder, items, engine.batch), strict=True):
+        if not batch.take(item, proven=proven):
             break
     if batch.error is not None:
         new_leaf = None
@@ -247,20 +245,16 @@ def plan_append(
     )
 
 
-def _plain_proofs(builder: IndexBuilder, items: Sequence[BatchItem]) -> list[bool]:
-    """Which records are proven schema-valid plain message entries (fast mode only,
-    ``_items_fast.plain_messages``, once per batch), so that the planner checks only ID-3 and
-    TREE-1 for them. A record whose id is committed is a retry (APP-12, APP-13): it is compared,
-    never checked, so nothing is proven for it."""
-    candidates = [] if READABLE else [
+def _proofs(builder: IndexBuilder, items: Sequence[BatchItem], lane: BatchLane) -> list[bool]:
+    """Which records the engine's batch lane proves need no read-phase rule but ID-3 and TREE-1
+    (asked once per batch). A record whose id is committed is a retry (APP-12, APP-13): it is
+    compared, never checked, so it is no candidate."""
+    return lane.prove([
         (item.data, item.value)
         if item.fault is None and item.value is not None and not _committed_id(builder, item.value)
         else None
         for item in items
-    ]
-    if not any(candidates):  # the readable mode; a retry of committed records alone
-        return [False] * len(items)
-    return plain_messages(candidates)
+    ])
 
 
 def _committed_id(builder: IndexBuilder, value: dict[str, Any]) -> bool:
@@ -299,11 +293,13 @@ class _Batch:
         builder: IndexBuilder,
         load_committed: Callable[[EntryMeta], dict[str, Any]],
         load_committed_bytes: Callable[[EntryMeta], bytes] | None,
+        lane: BatchLane,
         *,
         line: int,
         offset: int,
     ) -> None:
         self.builder = builder
+        self.lane = lane
         self.load_committed = load_committed
         self.load_committed_bytes = load_committed_bytes
         self.line = line
@@ -316,9 +312,9 @@ class _Batch:
         self.last_id: str | None = None
         self.error: Diagnostic | None = None
 
-    def take(self, item: BatchItem, *, plain: bool = False) -> bool:
+    def take(self, item: BatchItem, *, proven: bool = False) -> bool:
         """Plan one record; False (with ``error`` set) when it stops the batch (APP-14).
-        ``plain``: the record is proven a plain message entry (:func:`_plain_proofs`)."""
+        ``proven``: the batch lane proved the record (:func:`_proofs`)."""
         if item.fault is not None or item.value is None:
             self.error = replace(item.fault or _not_json(), line=self.line)  # APP-9
             return False
@@ -327,7 +323,8 @@ class _Batch:
         if isinstance(entry_id, str) and entry_id in self.builder:
             return self.take_retry(entry_id, value, item.data)
         length = len(item.data) - 1
-        if not (plain and self.commit_plain(value, length)):
+        if not (proven and self.lane.commit_proven(
+                self.builder, value, line=self.line, offset=self.offset, length=length)):
             # APP-9: every read-phase rule, as if the record were the next line.
             found = self.builder.check_entry(value, line=self.line)
             if found:
@@ -341,19 +338,6 @@ class _Batch:
         self.last_id = entry_id
         self.line += 1
         self.offset += len(item.data)
-        return True
-
-    def commit_plain(self, value: dict[str, Any], length: int) -> bool:
-        """Commit a record proven a plain message entry (:func:`_plain_proofs`), whose id is not
-        committed (the caller asked): of the read-phase rules only TREE-1 is left to check.
-        False (nothing committed) when its parent is not committed: ``check_entry`` says why."""
-        parent = value["parentId"]
-        if parent is not None and parent not in self.builder:
-            return False
-        found = self.builder.add_plain_message(
-            value["id"], parent, line=self.line, offset=self.offset, length=length)
-        if found:  # the two lookups above are the rules add_plain_message applies
-            raise AssertionError(f"a plain message refused after its checks: {found}")
         return True
 
     def take_retry(self, entry_id: str, value: dict[str, Any], data: bytes) -> bool:

@@ -1,5 +1,6 @@
 """The one prologue of every mutation of a session file: append, batch, remove, recover and
-capture's ``recording.*`` appends all enter through :func:`locked_session_file` (issue 29).
+capture's ``recording.*`` appends all enter through :func:`locked_session_file`, so that no
+writer can skip a lock or the format-version refusal.
 
 In this order, each step before the next:
 

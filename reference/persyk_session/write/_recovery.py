@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic, UsageError
+from ..read._engine import READABLE_ENGINE, Engine
 from ..read._index import IndexBuilder, SessionIndex
 from ..read._records import MAX_RECORD_BYTES
 from ..read._store import open_session
@@ -90,7 +91,7 @@ def _read_tail(fd: int, size: int) -> tuple[int, bytes | None]:
     return -1, None
 
 
-def _tail_info(index: SessionIndex, fd: int, size: int) -> TailInfo:
+def _tail_info(index: SessionIndex, fd: int, size: int, engine: Engine) -> TailInfo:
     diagnostics = index.diagnostics
     ends_with_lf = size > 0 and os.pread(fd, 1, size - 1) == b"\n"
     if size == 0 or ends_with_lf:
@@ -111,11 +112,11 @@ def _tail_info(index: SessionIndex, fd: int, size: int) -> TailInfo:
     offset, fragment = _read_tail(fd, size)
     if fragment is None:
         return TailInfo(size, None, offset, tail_line, b"", FragmentVerdict.LIMIT)
-    builder = IndexBuilder.from_index(index)
+    builder = IndexBuilder.from_index(index, schema=engine.schema)
 
     def check_record(value: dict[str, Any], line: int) -> list[Diagnostic]:
         if tail_line == 1:
-            return IndexBuilder().add_header(value, line=line)
+            return IndexBuilder(schema=engine.schema).add_header(value, line=line)
         return builder.check_entry(value, line=line)
 
     verdict = classify_fragment(fragment, line=tail_line, check_record=check_record)
@@ -283,7 +284,7 @@ def _only_blank_before(fd: int, offset: int) -> bool:
     return True
 
 
-def _inspect(file: Path, fd: int, size: int) -> TailInfo:
+def _inspect(file: Path, fd: int, size: int, engine: Engine) -> TailInfo:
     """What recovery must know, reading as little as the decision needs (RCV-15).
 
     A tail that is incomplete, definitely broken or over the limits is judged from its own
@@ -314,10 +315,13 @@ def _inspect(file: Path, fd: int, size: int) -> TailInfo:
                 whole = os.pread(fd, size, 0)
                 return TailInfo(size, None, 0, line, whole, verdict, no_record=True)
             return TailInfo(size, None, offset, line, fragment, verdict)
-    return _tail_info(open_session(file).index, fd, size)
+    return _tail_info(open_session(file, engine=engine).index, fd, size, engine)
 
 
-def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> RecoveryResult:
+def recover(
+    path: str | os.PathLike[str], *, timeout: float | None = None,
+    engine: Engine = READABLE_ENGINE,
+) -> RecoveryResult:
     """Explicitly repair an unterminated last line of the session at ``path`` (RCV-1..RCV-15).
 
     Raises UsageError(PATH_NOT_FOUND) without a session and ContractError(LOCK_UNAVAILABLE)
@@ -325,17 +329,17 @@ def recover(path: str | os.PathLike[str], *, timeout: float | None = None) -> Re
     """
     try:
         with locked_session_file(path, timeout=timeout) as file:
-            return _recover_locked(file)
+            return _recover_locked(file, engine)
     except OtherVersion as refused:  # RCV-17: refused before the lock, so nothing is created
         return RecoveryResult(error=refused.diagnostics[0])
 
 
-def _recover_locked(file: Path) -> RecoveryResult:
+def _recover_locked(file: Path, engine: Engine) -> RecoveryResult:
     """Recovery under both mutation locks: judge the tail on what the file holds now."""
     fd = _open_session_file(file)
     try:
         size = os.fstat(fd).st_size
-        plan = plan_recovery(_inspect(file, fd, size))
+        plan = plan_recovery(_inspect(file, fd, size, engine))
     finally:
         os.close(fd)
     try:

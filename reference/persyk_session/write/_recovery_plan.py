@@ -9,7 +9,7 @@ What counts as a "genuinely incomplete fragment" (RCV-5, RCV-9..RCV-12)
 ------------------------------------------------------------------------
 The fragment is checked as UTF-8 with an incremental decoder: a multi-byte sequence cut off at
 the very end is held back, not an error (RCV-12), but any other ill-formed byte is definite
-(RCV-9). Then the one JSON grammar that reads every record (``_json_grammar``) reads it in
+(RCV-9). Then the one JSON grammar that reads every record (``read/_grammar``) reads it in
 *prefix mode*: running out of bytes inside a value is not a fault there, and the faults already
 written are judged as in a whole record. So a fragment ends in one of these:
 

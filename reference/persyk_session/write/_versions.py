@@ -15,14 +15,13 @@ from typing import Final
 
 from .. import _fsutil
 from .._errors import Code, ContractError, Diagnostic
-from ..read._mode import parse_record
-from ..read._records import MAX_RECORD_BYTES, is_blank
+from ..read._records import MAX_RECORD_BYTES, is_blank, parse_record
 from ..read._schema import is_other_version
 
 __all__ = ["OtherVersion", "refuse_other_version"]
 
 _CHUNK: Final = 1 << 16
-# A header is about a hundred bytes: the first read is small (every mutation makes it, issue 27).
+# A header is about a hundred bytes: the first read is small (every mutation makes it).
 _FIRST_CHUNK: Final = 1 << 12
 
 

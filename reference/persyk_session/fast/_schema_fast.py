@@ -16,8 +16,8 @@ from typing import Any, Final
 import jsonschema_rs
 
 from .._errors import Code, Diagnostic
-from . import _schema
-from ._schema import (
+from ..read import _schema
+from ..read._schema import (
     KNOWN_ENTRY_TYPES,
     TYPES_WITH_RULES_BEYOND_SCHEMA,
     entry_faults_beyond_schema,
@@ -40,8 +40,8 @@ class _Validators:
 
 class _CompiledOnFirstUse(dict[str, jsonschema_rs.Validator]):
     """Each entry type's validator, compiled at its type's first lookup: a small session pays
-    only for the types it holds (all twelve cost about 5 ms; issue 26, point 4). A hit is a
-    plain dict lookup."""
+    only for the types it holds (all twelve cost about 5 ms of a small command's start-up). A hit
+    is a plain dict lookup."""
 
     def __init__(self, compile_: Callable[[str], jsonschema_rs.Validator]) -> None:
         super().__init__()

@@ -6,7 +6,9 @@ decided by consuming outcomes in sort order (:func:`._discovery.search`), so the
 are yielded strictly in submission order, never in completion order. Memory stays bounded: at
 most ``2 * workers`` batches are in flight, each a few sessions, and every worker holds one
 session's index at a time. Below a threshold (few sessions or few bytes), with one usable CPU,
-in the readable mode, or with ``PERSYK_SEARCH_WORKERS=1``, the scan stays in this process.
+or with ``PERSYK_SEARCH_WORKERS=1``, the scan stays in this process. :class:`ParallelScan` is the
+fast engine's ``fan_out`` (``read/_engine.SearchFanOut``); the readable engine always scans
+serially, the plain reference of what search does.
 """
 
 from __future__ import annotations
@@ -22,9 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from .._mode_name import MODE
-
-__all__ = ["SERIAL", "FanOut", "batches", "fan_out_from_env", "ordered_map"]
+__all__ = ["SERIAL", "FanOut", "ParallelScan", "batches", "fan_out_from_env", "ordered_map"]
 
 WORKERS_ENV: Final = "PERSYK_SEARCH_WORKERS"
 # A worker pool costs a fork per worker and a round trip per batch: worth it only for a scan
@@ -66,9 +66,7 @@ def _usable_cpus() -> int:
 
 def fan_out_from_env() -> FanOut:
     """``PERSYK_SEARCH_WORKERS`` (a positive count; 1 forces the serial scan), else the usable
-    CPUs. The readable mode is always serial: it is the plain reference of what search does."""
-    if MODE == "readable":
-        return SERIAL
+    CPUs."""
     given = os.environ.get(WORKERS_ENV)
     if given:
         try:
@@ -77,6 +75,23 @@ def fan_out_from_env() -> FanOut:
             count = 1
         return FanOut(max(1, count))
     return FanOut(_usable_cpus())
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelScan:
+    """``work`` over runs of the items on ``plan``'s workers (None: :func:`fan_out_from_env` at
+    each search), the outcomes in the items' order; serial below the plan's threshold."""
+
+    plan: FanOut | None = None
+
+    def __call__(
+        self, work: Callable[[tuple[Any, ...]], list[Any]], items: Sequence[Any],
+        sizes: Sequence[int],
+    ) -> Iterator[Any]:
+        plan = self.plan or fan_out_from_env()
+        if not plan.parallel(len(items), sum(sizes)):
+            return (outcome for item in items for outcome in work((item,)))
+        return ordered_map(work, batches(items, sizes, plan), plan.workers)
 
 
 def batches(

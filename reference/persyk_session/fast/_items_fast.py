@@ -1,4 +1,4 @@
-"""A batch record given as a JSON value, encoded and read back fast (fast mode only; issue 27).
+"""A batch record given as a JSON value, encoded and read back fast (the fast engine's batch lane).
 
 The careful path (``_append_plan._item_from_object``) walks the value in Python to refuse what
 would break a read rule (``_records.check_encodable``: lone surrogates, depth, non-finite
@@ -61,10 +61,10 @@ import orjson
 from msgspec import Struct
 
 from .._errors import ContractError
-from ..read._messages_block import TIMESTAMPS, all_match, ids_match
-from ..read._messages_typed import AssistantMessage, ToolResultMessage, UserMessage
 from ..read._records import MAX_RECORD_BYTES
-from ..read._records_fast import parse_record
+from ._messages_block import TIMESTAMPS, all_match, ids_match
+from ._messages_typed import AssistantMessage, ToolResultMessage, UserMessage
+from ._records_fast import parse_record
 
 __all__ = ["encode_and_read_back", "plain_messages"]
 

@@ -1,7 +1,8 @@
 """The record layer's fast path: the same results as ``_records``, computed with orjson.
 
-``_mode`` uses this module unless ``PERSYK_SESSION_MODE=readable``; tests/test_records*.py and
-tests/test_jsontestsuite.py hold both to the same table of records and faults.
+The fast engine's codec (``read/_engine``: ``parse_record``, ``encode_record``,
+``dumps_json``); tests/test_records*.py and tests/test_jsontestsuite.py hold both to the same
+table of records and faults.
 
 How it stays fast (the hot path of every read)
 ----------------------------------------------
@@ -40,7 +41,7 @@ depth up to its own limit of 1024.
   trips, the record goes to the scanner below, which counts depth itself and stops at
   container 129.
 * Every rejection, and every suspicion raised by the checks above, is decided by the readable
-  reader (``_records.parse_record`` and its one grammar, ``_json_grammar``): it finds the first
+  reader (``_records.parse_record`` and its one grammar, ``read/_grammar``): it finds the first
   fault in the order of REC-19/REC-20, with its column, or accepts the record. It runs only on
   bad or unusual records. A recursive parser (the standard ``json`` module) only ever sees
   records proven to nest at most 128 deep.
@@ -59,9 +60,9 @@ from orjson import dumps as _dumps
 from orjson import loads as _loads
 
 from .._errors import Code, ContractError, Diagnostic, UsageError
-from . import _records
-from ._grammar import MAX_DEPTH
-from ._records import MAX_RECORD_BYTES, check_encodable
+from ..read import _records
+from ..read._grammar import MAX_DEPTH
+from ..read._records import MAX_RECORD_BYTES, check_encodable
 
 __all__ = ["dumps_json", "encode_record", "parse_record"]
 
@@ -70,7 +71,7 @@ _SHORTEST_TOO_DEEP: Final = 2 * (MAX_DEPTH + 1)
 # Above this size a record is walked for depth without counting brackets first: large records
 # are mostly long strings (tool output, code), where two byte counts cost more than the walk.
 _WALK_WITHOUT_COUNTING: Final = 16_384
-# REC-8 for integer literals (see _json_grammar): more than 309 digits always overflow.
+# REC-8 for integer literals (see read/_grammar): more than 309 digits always overflow.
 _MAX_INTEGER_DIGITS: Final = 309
 
 

@@ -1,7 +1,7 @@
-"""The fast mode's block lane: a whole read chunk of plain ``message`` entries at once.
+"""The fast engine's block lane: a whole read chunk of plain ``message`` entries at once.
 
 The per-record lane (``_messages_typed``) pays a Python call, a decode, an encode and two
-screens for every record. Here the complete lines of one read chunk (``_lines.split_blocks``)
+screens for every record. Here the complete lines of one read chunk (``_blocks.split_blocks``)
 are decoded by one ``msgspec.json.Decoder.decode_lines`` call, proved by one
 ``Encoder.encode_lines`` comparison and screened by a few passes of C over the chunk, and the
 index commits them in one call (``ColumnTable.add_linked_messages``: ID-3 and TREE-1 for the
@@ -58,9 +58,9 @@ import msgspec
 import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from ._grammar import MAX_DEPTH
+from ..read._grammar import MAX_DEPTH
+from ..read._schema import impossible_day
 from ._messages_typed import _ID_PATTERN, _TIMESTAMP_PATTERN, AnyObject, EpochMs
-from ._schema import impossible_day
 
 __all__ = ["ID_CORE", "TIMESTAMPS", "TIMESTAMP_CORE", "MessageBlock", "all_match", "ids_match",
            "plain_message_block", "unanchored"]

@@ -1,4 +1,4 @@
-"""The fast mode's lane for the common record: a plain ``message`` entry, decoded by msgspec.
+"""The fast engine's lane for the common record: a plain ``message`` entry, decoded by msgspec.
 
 A session is mostly ``message`` entries whose blocks are text, thinking and tool calls. For
 such a record, :func:`plain_message_ids` replaces the record reader (``_records_fast``) and the
@@ -20,8 +20,8 @@ Why an accepted record passes the strict reader and the schema
   the decoded value once. So equal bytes leave no room for whitespace or escapes the strict
   reader would read otherwise, nor for a BOM, a CR, a trailing comma or a lenient number
   spelling, and they prove that no object repeated a key (REC-7; msgspec keeps the last, so a
-  duplicate would make the encoding shorter): msgspec itself does not detect duplicates
-  (msgspec issue 648).
+  duplicate would make the encoding shorter): msgspec itself does not detect duplicates (its
+  decoders take the last value of a repeated key, by design).
 * REC-8 for integers: msgspec keeps any integer exactly, where the strict reader calls one of
   309 digits or more that overflows a double a fault. A run of 309 digits sends the record to
   the existing path; shorter integers are kept exactly by both (REC-9, rev. 2).
@@ -48,8 +48,8 @@ from typing import Annotated, Any, Final
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from ._grammar import MAX_DEPTH
-from ._records import MAX_RECORD_BYTES
+from ..read._grammar import MAX_DEPTH
+from ..read._records import MAX_RECORD_BYTES
 
 __all__ = ["plain_message_ids"]
 

@@ -4,19 +4,19 @@
 twin (``_store.BodyReader`` without a store) reads and parses each of them a second time, by
 position; here the validating pass keeps what it parsed for the entries the projection may ask
 for (:class:`KeptBodies`), within a budget, and the cyclic collector is paused while they are
-held (:func:`paused_gc`). ``_mode`` turns this off in the readable mode
-(``KEEP_PARSED_BODIES``); tests/test_context_one_pass.py holds both to the same histories.
-No I/O.
+held (:func:`paused_gc`). It is the fast engine's ``keep_bodies`` (``read/_engine.KeepBodies``);
+the readable engine keeps none, and tests/test_context_one_pass.py holds both to the same
+histories. No I/O.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final
 
-__all__ = ["KEPT_BODY_BUDGET", "KeptBodies", "paused_gc"]
+__all__ = ["KEPT_BODY_BUDGET", "KeptBodies", "keep_bodies", "paused_gc"]
 
 # The record bytes whose parsed bodies one read may keep from its validating pass (see
 # KeptBodies): a bound on memory whatever the session's size; bodies past it are read again.
@@ -32,8 +32,8 @@ class KeptBodies:
     offset (a committed entry's offset is unique), until the kept records' bytes reach
     ``budget``; an entry beyond that is read again by position, so memory stays bounded. Only a
     record the builder committed (no finding) is kept, so a body is never one that failed a
-    rule. This is a fast path: ``_mode`` turns it off in the readable mode, whose twin reads
-    every body again (tests/test_context_one_pass.py holds the two to the same histories).
+    rule. The readable engine keeps no body and reads every one again
+    (tests/test_context_one_pass.py holds the two to the same histories).
     """
 
     def __init__(self, types: frozenset[str], budget: int = KEPT_BODY_BUDGET) -> None:
@@ -54,6 +54,15 @@ class KeptBodies:
 
     def __len__(self) -> int:
         return len(self._bodies)
+
+    def holding(self) -> AbstractContextManager[None]:
+        """The cyclic collector is paused while the bodies are held (:func:`paused_gc`)."""
+        return paused_gc()
+
+
+def keep_bodies(types: frozenset[str]) -> KeptBodies:
+    """A store for the bodies of ``types`` within :data:`KEPT_BODY_BUDGET`."""
+    return KeptBodies(types)
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 One machine integer per entry and field in an ``array``, entries referring to each other by
 position, and the id strings held once. A session of many small records costs about a third of
 what one :class:`EntryMeta` tuple per entry does; an :class:`EntryMeta` is made only when an
-entry is looked at. ``_mode`` uses this table unless ``PERSYK_SESSION_MODE=readable``.
+entry is looked at. The fast engine's ``new_table`` (``read/_engine.NewEntryTable``).
 
 A forked table shares the columns of the table it came from (they can be large) and sees only
 the first ``count`` positions; should two forks both grow, the second copies its part first.
@@ -17,8 +17,8 @@ from itertools import accumulate, islice, repeat
 from operator import add, lt
 from typing import Final
 
-from ._entries import EntryMeta
-from ._schema import KNOWN_ENTRY_TYPES
+from ..read._entries import EntryMeta
+from ..read._schema import KNOWN_ENTRY_TYPES
 
 __all__ = ["ColumnTable"]
 
