@@ -4,8 +4,8 @@ interpreter, and the modules loaded after its run are compared with its pin.
 One line per command: what it must import (so that a run that failed before reaching its
 operation cannot pass) and what it must not. ``validate`` loads no search, realtime, media or
 dsh module, and in readable mode (operations/_mode.py) neither orjson nor jsonschema_rs; each
-``dsh`` operation loads the base and ``persyk_dsh`` only, and in readable mode (persyk_dsh.operations
-chooses the codec) neither orjson nor jsonschema_rs either.
+``dsh`` operation loads the base and ``persyk_dsh`` only, and in readable mode
+(persyk_dsh.operations chooses the codec) neither orjson nor jsonschema_rs either.
 """
 
 from __future__ import annotations

@@ -228,7 +228,8 @@ class DshStore:
 def _no_cyclic_gc() -> Iterator[None]:
     """Parsed JSON values hold no reference cycles, yet each few hundred allocations trigger
     the cyclic collector, which walks every event parsed so far: loading 100 MB took 2-3x
-    longer with it (docs/performance.md, "dsh-v0"). Reference counting still frees garbage.
+    longer with it (docs/maintainers/performance.md, "dsh-v0"). Reference counting still frees
+    garbage.
 
     The parsed events are still in the youngest generation when the collector resumes, and
     its first collection would walk them all (a sixth of a 20 MB load): they are moved to the

@@ -2,7 +2,8 @@
 when this module is imported, so that a misspelt mode never runs silently as the default.
 
 Part of the edge: ``operations/_mode.py`` chooses the v1 engine of the mode named here, and
-the dsh-v0 profile reads its own switch from it (``dsh/_json.py``); no core module imports it.
+the dsh-v0 profile reads its own switch from it (``persyk_dsh.operations``); no core module imports
+it.
 """
 
 from __future__ import annotations

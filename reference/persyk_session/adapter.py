@@ -1,4 +1,5 @@
-"""The conformance adapter of the reference implementation (docs/protocol.md, protocol 1).
+"""The conformance adapter of the reference implementation (protocol 1 of
+docs/implementers/protocol.md).
 
 JSON Lines over stdin/stdout: ``hello`` -> implementation and capabilities; ``run`` -> the result
 of :data:`persyk_session.operations.OPERATIONS` for that op; ``stop`` -> exit 0. stdout carries
@@ -23,8 +24,9 @@ from .operations._mode import chosen_engine
 __all__ = ["PROFILES", "PROTOCOL_VERSION", "abandon", "capabilities", "dispatch", "hello", "serve"]
 
 PROTOCOL_VERSION = 1
-# The format profiles this adapter speaks (docs/protocol.md, "Profiles"): a run request names
-# its profile unless it is v1; dsh-v0's operations are persyk_session.dsh's (docs/spec-dsh-v0.md).
+# The format profiles this adapter speaks (docs/implementers/protocol.md, "Profiles"): a run
+# request names its profile unless it is v1; dsh-v0's operations are persyk_dsh's
+# (docs/spec-dsh-v0.md).
 PROFILES: tuple[str, ...] = ("v1", "dsh-v0")
 
 # Protocol 1's capabilities and the operations each needs: the contract's table, which the

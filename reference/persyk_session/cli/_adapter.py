@@ -1,4 +1,5 @@
-"""``persyk-session adapter``: speak the conformance protocol on stdio (docs/protocol.md)."""
+"""``persyk-session adapter``: speak the conformance protocol on stdio
+(docs/implementers/protocol.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ __all__ = ["args_adapter", "cmd_adapter"]
 
 
 def args_adapter(parser: argparse.ArgumentParser) -> None:
-    parser.set_defaults()  # no options: the protocol is the whole interface (docs/protocol.md)
+    # No options: the protocol is the whole interface (docs/implementers/protocol.md).
+    parser.set_defaults()
 
 
 def cmd_adapter(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
 """The realtime commands of ``persyk-session``: sanitize a provider payload (RT-1, RT-2) and
-replay a provider-event script into a session (docs/realtime.md)."""
+replay a provider-event script into a session (docs/implementers/realtime.md)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
 def args_replay(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="a session directory or its session.jsonl")
     parser.add_argument("--script", required=True, metavar="FILE",
-                        help="a provider-event script (docs/realtime.md)")
+                        help="a provider-event script (docs/implementers/realtime.md)")
     parser.add_argument("--recording", metavar="ID",
                         help="run a capture of this recording id beside the connection: the "
                              "script's audio lines are its frames (RT-8..RT-10)")

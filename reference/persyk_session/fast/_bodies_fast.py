@@ -71,9 +71,8 @@ def paused_gc(pause: bool = True) -> Iterator[None]:
 
     Keeping parsed bodies grows the heap by tens of thousands of containers, and each automatic
     collection walks all of them again: at 100,000 entries the collector took about half of a
-    ``context`` call (docs/results/2026-12-03-paged-read.md). Parsed JSON holds no reference
-    cycles, so reference counting frees it all the same; the collector resumes afterwards (it
-    is not re-enabled if the caller had it off)."""
+    ``context`` call. Parsed JSON holds no reference cycles, so reference counting frees it all
+    the same; the collector resumes afterwards (it is not re-enabled if the caller had it off)."""
     if not pause or not gc.isenabled():
         yield
         return

@@ -28,7 +28,8 @@ __all__ = ["SERIAL", "FanOut", "ParallelScan", "batches", "fan_out_from_env", "o
 
 WORKERS_ENV: Final = "PERSYK_SEARCH_WORKERS"
 # A worker pool costs a fork per worker and a round trip per batch: worth it only for a scan
-# of many sessions or many bytes (measured: docs/results/2026-12-03-search-profile.md).
+# of many sessions or many bytes (measured: below 32 sessions or 4 MiB the forks cost more
+# than they save).
 MIN_SESSIONS: Final = 32
 MIN_BYTES: Final = 4 << 20
 BATCH_SESSIONS: Final = 16
@@ -122,8 +123,8 @@ def ordered_map(
     answers its runs in the order it got them, so the answers are read back in submission
     order, never in completion order. At most ``2 * workers`` runs are in flight, two per
     forked worker. Plain pipes and ``os.fork``, no semaphores or files: a confined adapter
-    (Landlock, docs/runner-isolation.md) may create neither. Closing the iterator early (a
-    page is full) kills the workers; they only ever read.
+    (Landlock, docs/maintainers/runner-isolation.md) may create neither. Closing the iterator early
+    (a page is full) kills the workers; they only ever read.
     """
     for stream in (sys.stdout, sys.stderr):
         # A forked child starts with a copy of these buffers; nothing may be pending in them.

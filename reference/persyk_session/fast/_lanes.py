@@ -75,10 +75,9 @@ def typed_block_lane() -> PlainMessageBlock:
 
 
 # The typed lane's value is throughput: importing msgspec and the lane costs about 10 ms, and
-# the lane saves about 3 us of a plain message entry of 650 bytes (4-5 ns a byte; measured
-# 2026-12-03, docs/results/2026-12-03-parallel-run.md), so it pays for itself from about 2 MiB.
-# A smaller read takes parse_record and the schema, with the same results, so that a small
-# validate never imports msgspec (tests/test_import_pins.py).
+# the lane saves about 3 us of a plain message entry of 650 bytes (4-5 ns a byte), so it pays for
+# itself from about 2 MiB. A smaller read takes parse_record and the schema, with the same results,
+# so that a small validate never imports msgspec (tests/test_import_pins.py).
 TYPED_LANE_MIN_BYTES: Final = 2 << 20
 
 

@@ -3,9 +3,10 @@ result object; resolved on first use, so a command imports only its own operatio
 
 The CLI (``--json``), the conformance adapter and the runner's in-process fast path all call
 these, so their results are the same objects and there is one path per operation
-(docs/architecture.md, "JSON results"). A domain failure is a result ``{"error": diagnostic}``
-(append and remove add ``committed`` and ``alreadyPresent``); a :class:`UsageError` propagates.
-Each passes the engine of ``PERSYK_SESSION_MODE`` (``_mode.chosen_engine``) into the core.
+(docs/maintainers/architecture.md, "JSON results"). A domain failure is a result ``{"error":
+diagnostic}`` (append and remove add ``committed`` and ``alreadyPresent``); a :class:`UsageError`
+propagates. Each passes the engine of ``PERSYK_SESSION_MODE`` (``_mode.chosen_engine``) into the
+core.
 
 Where each lives: ``_read`` (validate, context, info, read), ``_write`` (create, append,
 remove, recover), ``_media`` (assets, capture, deletion), ``_search`` (discover, search,
@@ -63,7 +64,8 @@ __all__ = [
 
 Operation = Callable[[dict[str, Any]], dict[str, Any]]
 
-# The protocol's operations (docs/protocol.md): name -> (module, function), in protocol order.
+# The protocol's operations (docs/implementers/protocol.md): name -> (module, function), in
+# protocol order.
 _TABLE: Mapping[str, tuple[str, str]] = {
     "validate": ("_read", "op_validate"),
     "context": ("_read", "op_context"),

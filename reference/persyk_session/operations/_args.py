@@ -1,7 +1,7 @@
 """Reading the arguments of a protocol operation (shared by the read and write operations).
 
 A malformed argument is the caller's fault: :class:`UsageError` with the ``USAGE`` code, which
-the adapter turns into a result ``{"error": ...}`` (docs/protocol.md).
+the adapter turns into a result ``{"error": ...}`` (docs/implementers/protocol.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = [
 
 
 def error_result(diagnostic: Diagnostic) -> dict[str, Any]:
-    """A domain failure as a result (docs/protocol.md): ``{"error": diagnostic}``."""
+    """A domain failure as a result (docs/implementers/protocol.md): ``{"error": diagnostic}``."""
     return {"error": diagnostic.to_json()}
 
 

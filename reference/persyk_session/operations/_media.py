@@ -1,4 +1,5 @@
-"""The protocol operations of the ``assets`` and ``capture`` capabilities (docs/protocol.md).
+"""The protocol operations of the ``assets`` and ``capture`` capabilities
+(docs/implementers/protocol.md).
 
 Resolved through :mod:`persyk_session.operations`, the one operations surface. Each returns the
 JSON result object; a domain failure is ``{"error": diagnostic}``; a :class:`UsageError`

@@ -1,5 +1,6 @@
-"""The read operations: validate, context, info and paged read (docs/protocol.md; docs/spec.md
-sections CTX and DIAG). Each opens the session read-only and never takes a lock (CTX-19)."""
+"""The read operations: validate, context, info and paged read (docs/implementers/protocol.md;
+docs/spec.md sections CTX and DIAG). Each opens the session read-only and never takes a lock
+(CTX-19)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The realtime operations: sanitize (pure) and replay of a provider-event script (docs/spec.md
-section RT, docs/realtime.md)."""
+section RT, docs/implementers/realtime.md)."""
 
 from __future__ import annotations
 

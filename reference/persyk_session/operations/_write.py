@@ -1,6 +1,6 @@
-"""The write operations: create, append (one batch), remove and recover (docs/protocol.md;
-docs/spec.md sections APP and RCV). A refused write is a result ``{"error": D}``; append and
-remove add ``committed`` and ``alreadyPresent``."""
+"""The write operations: create, append (one batch), remove and recover
+(docs/implementers/protocol.md; docs/spec.md sections APP and RCV). A refused write is a result
+``{"error": D}``; append and remove add ``committed`` and ``alreadyPresent``."""
 
 from __future__ import annotations
 

@@ -98,7 +98,8 @@ def ancestry(index: SessionIndex, leaf: str | None) -> list[EntryMeta]:
 
 @dataclass(frozen=True, slots=True)
 class History:
-    """The effective history of one leaf: the ``context`` result of docs/architecture.md."""
+    """The effective history of one leaf: the ``context`` result of
+    docs/maintainers/architecture.md."""
 
     leaf: str | None
     messages: tuple[dict[str, Any], ...]

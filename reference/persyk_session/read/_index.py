@@ -37,7 +37,7 @@ __all__ = [
     "SessionIndex",
 ]
 
-# validate reports at most this many diagnostics (docs/architecture.md, "JSON results").
+# validate reports at most this many diagnostics (docs/maintainers/architecture.md, "JSON results").
 MAX_REPORTED_DIAGNOSTICS: Final = 100
 
 

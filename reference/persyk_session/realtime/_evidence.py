@@ -1,7 +1,8 @@
 """Replaying a provider-event script into evidence records (RT-3..RT-5, RT-34..RT-37). Sans-IO.
 
-A script (docs/realtime.md, ``schemas/realtime/script.schema.json``) is JSON Lines, one line per
-thing that happens, each at a virtual time ``at`` (milliseconds from the replay's start):
+A script (docs/implementers/realtime.md, ``schemas/realtime/script-line.schema.json``) is JSON
+Lines, one line per thing that happens, each at a virtual time ``at`` (milliseconds from the
+replay's start):
 
 * ``{"at", "connection", "open": {"provider", "endpoint", "model", "api"}}``: a connection opens;
 * ``{"at", "connection", "direction": "received"|"send_attempt"|"send_failed", "event": {...}}``:
@@ -51,7 +52,7 @@ _DIRECTIONS: Mapping[str, str] = {
     "received": "incoming", "send_attempt": "outgoing", "send_failed": "outgoing",
 }
 _KINDS = ("open", "direction", "audio", "local", "fault", "clock", "disk")
-# The values each kind of line may take (docs/realtime.md).
+# The values each kind of line may take (docs/implementers/realtime.md).
 _VALUES: Mapping[str, frozenset[str]] = {
     "local": frozenset({"stop", "remove", "copy"}),
     "fault": frozenset({"persistence", "publication", "clipboard"}),

@@ -60,7 +60,7 @@ class Copy:
 
 
 DriveStep = PlannedRecord | CaptureFrames | StopCapture | Publish | Unpublish | Copy | Halt
-# Which fault line makes which step fail (docs/realtime.md).
+# Which fault line makes which step fail (docs/implementers/realtime.md).
 _FAULTS: dict[type, tuple[str, ...]] = {
     PlannedRecord: ("persistence",),
     Publish: ("persistence", "publication"),

@@ -71,7 +71,7 @@ def ordering_report(
     copies: list[dict[str, Any]],
     unfinished: list[dict[str, str]],
 ) -> dict[str, Any]:
-    """The members the ordering engine adds to a replay's result (docs/realtime.md)."""
+    """The members the ordering engine adds to a replay's result (docs/implementers/realtime.md)."""
     engine = driver.engine
     stopped = None if engine.stopped is None or engine.phase != "closed" else {
         "reason": engine.stopped[0], "atMs": engine.stopped[1], "closedMs": engine.closed_at}

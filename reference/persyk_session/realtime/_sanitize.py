@@ -126,8 +126,8 @@ def _replace_secrets(text: str) -> str:
 # RT-31 rev. 2: an encoded secret is a secret. Runs that may be percent-encoded or base64 are
 # decoded (twice at most: base64 of a percent-encoded key) and replaced whole when what they
 # decode to holds a secret. Runs longer than _DECODE_LIMIT are not decoded: they are media
-# (base64 audio), and decoding them all would make replay quadratic in practice (docs/realtime.md
-# states the limit).
+# (base64 audio), and decoding them all would make replay quadratic in practice
+# (docs/implementers/realtime.md states the limit).
 _ENCODED_RUN = re.compile(r"[A-Za-z0-9%+/=_.~-]{12,}")
 _DECODE_LIMIT = 4096
 
