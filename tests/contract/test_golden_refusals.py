@@ -41,6 +41,7 @@ def test_a_refused_golden_session_is_named_with_its_code_and_line(tmp_path: Path
     assert golden_refusals(out) == ["G-002: HEADER_INVALID at line 1"]
 
 
+@pytest.mark.slow
 def test_check_fixtures_says_what_a_refused_golden_case_means(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -157,6 +157,7 @@ def test_the_corpus_of_checks_is_not_empty() -> None:
     assert any(beyond for _, beyond in REJECTIONS)
 
 
+@pytest.mark.slow
 def test_three_validators_accept_every_golden_record(ajv_prefix: Path) -> None:
     assert _disagreements(GOLDEN, [True] * len(GOLDEN), ajv_prefix) == []
 

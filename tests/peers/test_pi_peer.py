@@ -93,6 +93,7 @@ def pi_adapter() -> Path:
     return _adapter()
 
 
+@pytest.mark.slow
 def test_pi_passes_its_conformance_run_with_its_expected_failures(
     pi_adapter: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -102,6 +102,7 @@ def test_a_failing_implementation_fails_its_github_job(tmp_path: Path) -> None:
     assert "failed" in (tmp_path / "summary.md").read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_the_github_gate_puts_the_verdict_in_the_job_summary(tmp_path: Path) -> None:
     # The job's workspace is the checkout (actions/checkout); the outputs go elsewhere.
     statuses = _github_steps("gate", {"base": str(RELEASE), "out": str(tmp_path / "out")},

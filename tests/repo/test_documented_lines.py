@@ -139,6 +139,7 @@ def _as_run(line: str, tmp: Path) -> str | None:
     return command + (hash_ + comment if hash_ else "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("where", "lines"), documented(), ids=[w for w, _ in documented()])
 def test_every_documented_line_runs_as_written_or_is_skipped_with_its_reason(
     where: str, lines: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

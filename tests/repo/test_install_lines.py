@@ -31,7 +31,7 @@ _INSTALL = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install (?P<wh
 _FENCE = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 TWO_CASES = "G-001,R-001"
 
-pytestmark = pytest.mark.wheel
+pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 
 def documented_install_lines() -> dict[str, str]:
@@ -60,6 +60,7 @@ def _run(command: list[str] | str, cwd: Path, env: dict[str, str],
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", sorted(LINES), ids=lambda w: "checkout" if w == CHECKOUT
                          else "wheel")
 def test_the_install_line_gives_a_working_suite(

@@ -89,6 +89,7 @@ def dsh_block() -> list[str]:
     return code_blocks(text[text.index("## The dsh-v0 profile"):])[0]
 
 
+@pytest.mark.slow
 def test_the_dsh_profile_lines_run_as_written(tmp_path: Path) -> None:
     """Every line of the README's dsh-v0 block, copied as it stands (they were bare
     commands that fail after the README's set-up), with the shipped example events."""

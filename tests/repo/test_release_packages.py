@@ -37,7 +37,7 @@ from test_wheel_contents import shared_checkout_wheel
 
 ROOT = CHECKOUT
 
-pytestmark = pytest.mark.wheel
+pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ def _files(packages: Packages) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(packages.sums.parent.iterdir())}
 
 
+@pytest.mark.slow
 def test_two_release_builds_of_one_checkout_are_byte_identical(builds: Builds) -> None:
     first, second = _files(builds.first), _files(builds.second)
     assert set(first) == {"SHA256SUMS", "BUILDINFO.json", builds.first.contract.name,
@@ -72,6 +73,7 @@ def test_two_release_builds_of_one_checkout_are_byte_identical(builds: Builds) -
         name: hashlib.sha256(data).hexdigest() for name, data in first.items()}
 
 
+@pytest.mark.slow
 def test_a_wheel_built_without_source_date_epoch_is_caught(
     builds: Builds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,6 +123,7 @@ def test_sha256sums_lists_every_file_and_sha256sum_agrees(builds: Builds) -> Non
     assert checked.returncode == 0
 
 
+@pytest.mark.slow
 def test_the_wheel_built_from_the_sdist_holds_exactly_what_the_checkout_wheel_holds(
     builds: Builds, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

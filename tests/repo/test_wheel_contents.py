@@ -29,7 +29,7 @@ SOURCES = ("pyproject.toml", "README.md", "contract", "schemas", "reference", "c
 LINKED = frozenset({"fixtures"})
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache")
 
-pytestmark = pytest.mark.wheel
+pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 
 def source_folder(package: str, package_dir: Mapping[str, str], root: Path) -> Path:
@@ -142,6 +142,7 @@ def test_the_wheel_holds_no_module_without_a_source(wheel: set[str]) -> None:
     assert stale == []
 
 
+@pytest.mark.slow
 def test_the_check_finds_a_package_left_out_of_pyproject(tmp_path: Path) -> None:
     # The broken fake: a pyproject whose packages forget persyk_conformance.cli.
     text = (ROOT / "pyproject.toml").read_text("utf-8")

@@ -129,6 +129,7 @@ def test_canary_leak_fails_the_harness_case(
     assert any(detail in m for m in result.mismatches), result.mismatches
 
 
+@pytest.mark.slow
 def test_harness_cases_pass_against_the_reference(tree: Path) -> None:
     # Canary cases H-001..H-006, the symlink cases H-110/H-111 and the write harness
     # H-101..H-103, through `execute` as the command line runs them (H-104 kills some twenty

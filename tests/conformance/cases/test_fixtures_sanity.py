@@ -57,6 +57,7 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_generated_fixtures_are_up_to_date(tmp_path: Path) -> None:
     if not BUILDER.is_file() or not SPEC.is_file():
         pytest.skip("needs a checkout (fixtures/build.py and docs/spec.md)")
@@ -74,6 +75,7 @@ def test_generated_fixtures_are_up_to_date(tmp_path: Path) -> None:
     assert not stale, "run `python fixtures/build.py`; out of date:\n" + "\n".join(stale[:50])
 
 
+@pytest.mark.slow
 def test_builder_is_deterministic(tmp_path: Path) -> None:
     if not BUILDER.is_file() or not SPEC.is_file():
         pytest.skip("needs a checkout (fixtures/build.py and docs/spec.md)")

@@ -54,6 +54,7 @@ def test_without_the_second_cases_the_check_names_the_rules_they_back() -> None:
                      "DIAG-10"}
 
 
+@pytest.mark.slow
 def test_check_fixtures_refuses_a_phase_whose_rules_rest_on_one_case() -> None:
     # The read phase still has MUST rules with one case: asking for two there must fail.
     problems = check_fixtures(second_case_phases={"read"})
@@ -98,6 +99,7 @@ MISTAKES = [
 FAKE = shlex.join([sys.executable, str(ROOT / "tests" / "fakes" / "second_case_mistakes.py")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mistake", "case_id"), MISTAKES, ids=[m for m, _ in MISTAKES])
 def test_the_second_case_fails_the_mistake_it_exists_for(
     mistake: str, case_id: str, monkeypatch: pytest.MonkeyPatch,

@@ -151,6 +151,7 @@ def _fuzz_appends(mode: str) -> dict[str, Any]:
                        no_judge=mode == "no-judge")
 
 
+@pytest.mark.slow
 def test_fuzz_reports_nothing_against_an_order_of_refusals_no_rule_fixes() -> None:
     report = _fuzz_appends("judge")
     assert report["found"] is None
@@ -158,6 +159,7 @@ def test_fuzz_reports_nothing_against_an_order_of_refusals_no_rule_fixes() -> No
     assert report["unstated"] > 0  # the two orders did meet, and were let be
 
 
+@pytest.mark.slow
 def test_without_the_order_judge_the_same_run_reports_the_unstated_choice() -> None:
     report = _fuzz_appends("no-judge")
     assert report["found"] is not None

@@ -126,6 +126,7 @@ def _recovering(session: Path) -> Callable[[Adapter], object]:
     return drive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _strace_works(), reason="needs strace and ptrace (Linux)")
 @pytest.mark.parametrize("strace_path", STRACE_PATHS)
 def test_a_kill_at_n_hits_the_nth_call_of_the_recording(

@@ -44,6 +44,7 @@ def _adapters(argv: list[str]) -> Callable[[], Adapter]:
 REFERENCE = [sys.executable, "-m", "persyk_session.cli", "adapter"]
 
 
+@pytest.mark.slow
 @needs_strace
 @pytest.mark.parametrize("strace_path", STRACE_PATHS)
 def test_reference_passes_every_capture_check_as_processes(
@@ -78,6 +79,7 @@ _KILLING_FAKES = [
                      id="session-lock-before-asset-lock"),
     ],
 )
+@pytest.mark.slow
 def test_each_broken_implementation_fails_its_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, check: str, fake: str, problem: str,
     strace_path: str,

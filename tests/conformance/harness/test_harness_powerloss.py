@@ -223,6 +223,7 @@ def _run(argv: list[str], tmp_path: Path) -> dict[str, HarnessResult]:
     return results
 
 
+@pytest.mark.slow
 @needs_strace
 @pytest.mark.parametrize("strace_path", STRACE_PATHS)
 def test_reference_survives_a_power_cut_at_every_step(
@@ -287,6 +288,7 @@ _MAIN_PATH, _OTHER_PATH = (STRACE_PATHS if _attach_works() else STRACE_PATHS[::-
     *(pytest.param(fake, _OTHER_PATH.values[0], marks=_OTHER_PATH.marks,
                    id=f"{fake}-{_OTHER_PATH.id}") for fake in _OTHER_WAY),
 ])
+@pytest.mark.slow
 def test_each_fake_fails_exactly_the_checks_of_its_missing_sync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: str, strace_path: str
 ) -> None:

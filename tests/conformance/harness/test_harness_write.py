@@ -84,6 +84,7 @@ def test_reference_passes_every_write_check_in_process(tmp_path: Path) -> None:
 _NO_STRACE = "H-104 needs strace and ptrace (Linux); not available here"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _strace_works(), reason=_NO_STRACE)
 @pytest.mark.parametrize("strace_path", STRACE_PATHS)
 def test_reference_recovery_survives_a_kill_at_every_step(

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _paths import CHECKOUT
 from persyk_conformance.cases._load import default_root
 from persyk_conformance.reports._run import plural, render_text, show_command
@@ -134,6 +135,7 @@ def _stderr_on_a_terminal(*args: str) -> str:
     return shown.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_the_progress_line_shows_on_a_terminal_with_quiet_and_not_with_no_progress() -> None:
     assert "[2/2]" in _stderr_on_a_terminal("-q")
     assert "[2/2]" not in _stderr_on_a_terminal("-q", "--no-progress")

@@ -28,6 +28,7 @@ def test_plugin_adds_nothing_without_persyk_impl(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_plugin_runs_every_case_against_the_reference(
     pytester: pytest.Pytester, tree: Path
 ) -> None:
@@ -144,6 +145,7 @@ def _outcomes(junit: Path) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_plugin_under_xdist_gives_each_case_the_outcome_it_has_without(
     pytester: pytest.Pytester, tree: Path, tmp_path: Path
 ) -> None:
@@ -165,6 +167,7 @@ def test_plugin_under_xdist_gives_each_case_the_outcome_it_has_without(
     assert parallel.ret == serial.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 def test_a_crash_check_item_says_what_it_explored_in_the_junit_file(
     pytester: pytest.Pytester, tree: Path
 ) -> None:

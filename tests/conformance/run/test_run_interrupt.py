@@ -43,6 +43,7 @@ def _wait_for_cases_on(lanes: int, temp: Path, proc: subprocess.Popen[str]) -> N
     pytest.fail(f"the run did not run cases on {lanes} lane(s) (saw {sorted(seen)})")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2], ids=["serial", "two-lanes"])
 def test_ctrl_c_reports_what_finished_and_exits_130_with_nothing_left(
     tmp_path: Path, jobs: int

@@ -70,6 +70,7 @@ def serial_and_parallel() -> tuple[dict[str, str], dict[str, str]]:
     return _run(1), _run(2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["json", "junit", "markdown", "progress", "verdict"])
 def test_parallel_run_reports_what_the_serial_run_reports(
     serial_and_parallel: tuple[dict[str, str], dict[str, str]], what: str
@@ -335,6 +336,7 @@ class _NoProcess(_run_jobs.LaneProcess):
         raise OSError(11, "Resource temporarily unavailable")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", [_NeverReady, _NoProcess], ids=["never-ready", "no-process"])
 def test_a_lane_process_that_does_not_start_becomes_a_thread_lane_with_the_same_results(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], broken: type
@@ -394,6 +396,7 @@ def test_a_run_of_j_n_gives_its_crash_checks_n_workers_and_at_most_four() -> Non
     assert [workers_for(jobs) for jobs in (0, 1, 2, 3, 4, 8)] == [1, 1, 2, 3, 4, 4]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("jobs", "only"), [(1, ("H-103",)), (1, ("G-001", "H-103")),
                                             (3, ("G-001", "H-103"))])
 def test_the_run_hands_its_jobs_to_every_harness_check(

@@ -33,6 +33,7 @@ def cli(tree: Path, *args: str) -> int:
     [(None, 0), (fake("accept_everything"), 1), (fake("crash_at_start"), 1)],
     ids=["reference-passes", "failures", "crashes"],
 )
+@pytest.mark.slow
 def test_exit_status_reflects_the_run(tree: Path, impl: str | None, status: int) -> None:
     assert cli(tree, *(["--impl", impl] if impl else [])) == status
 

@@ -57,6 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     return found
 
 
+@pytest.mark.slow
 def test_merged_shards_are_the_whole_run_case_for_case(runs: dict[str, dict[str, Any]],
                                                        tmp_path: Path) -> None:
     shards = [(f"shard{k}", runs[f"{k}/3"]) for k in (3, 1, 2)]  # any order

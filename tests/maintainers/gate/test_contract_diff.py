@@ -197,6 +197,7 @@ def test_a_version_without_its_changes_entry_is_inconsistent(
     assert diff.exit_status() == 3
 
 
+@pytest.mark.slow
 def test_an_edited_case_without_a_revision_is_inconsistent(base_dir: Path, head_dir: Path) -> None:
     edit_manifest(
         head_dir, "R-047",
@@ -229,6 +230,7 @@ def test_a_removed_case_must_be_retired_and_a_retired_id_never_returns(
     assert any(p.startswith(f"{retired}: a retired case id is used again") for p in diff.problems)
 
 
+@pytest.mark.slow
 def test_impl_lists_the_cases_an_implementation_newly_fails(
     base_dir: Path, head_dir: Path
 ) -> None:
@@ -242,6 +244,7 @@ def test_impl_lists_the_cases_an_implementation_newly_fails(
     assert "R-047" in breaking_cases(diff, READERS)
 
 
+@pytest.mark.slow
 def test_json_report_matches_its_schema(base_dir: Path, head_dir: Path) -> None:
     edit_manifest(head_dir, "R-047", lambda m: m.update(level="SHOULD"))
     diff = run_diff(base_dir, head_dir)

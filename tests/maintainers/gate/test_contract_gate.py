@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _paths import CHECKOUT
 from persyk_maintainers.cli._gate import diff_sides
 from persyk_maintainers.gate._release import verify_release
@@ -37,6 +38,7 @@ def test_the_released_contract_archive_verifies() -> None:
     assert archive.name == f"persyk-contract-{verify_release(archive)}.tar.gz"
 
 
+@pytest.mark.slow
 def test_this_checkout_keeps_the_promises_of_the_released_contract() -> None:
     base, head = load_side(str(released()), CHECKOUT), load_side(str(CHECKOUT), CHECKOUT)
     try:

@@ -50,6 +50,7 @@ def test_release_verifies_and_sha256sum_agrees(archive: Path, tmp_path: Path) ->
     assert checked.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_tampered_archive_fails_verification_naming_the_file(
     archive: Path, tmp_path: Path
 ) -> None:

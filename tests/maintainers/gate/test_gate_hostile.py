@@ -73,6 +73,7 @@ def forge_runner(head: Path) -> None:
 # -- finding 1: the judging runner is the installed one -----------------------------------------
 
 
+@pytest.mark.slow
 def test_a_forged_runner_in_the_head_gets_the_same_verdict_as_the_honest_head(
     base_dir: Path, head_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,6 +178,7 @@ PACKAGE_DIRS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entries, code", PACKAGE_DIRS.values(), ids=PACKAGE_DIRS.keys())
 def test_package_dir_entries_leading_out_of_the_side_are_refused_even_with_no_run(
     base_dir: Path, head_dir: Path, entries: str, code: str, capsys: pytest.CaptureFixture[str]
@@ -239,6 +241,7 @@ PLANTS = {"symlink": plant_link, "FIFO": plant_fifo, "socket": plant_socket,
           "character device": plant_device}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plant", PLANTS.values(), ids=PLANTS.keys())
 def test_release_refuses_a_link_or_special_file_in_its_source_naming_it(
     tmp_path: Path, plant: object, capsys: pytest.CaptureFixture[str]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from persyk_maintainers.gate._diff import ContractDiff, Evidence, next_version
 from persyk_maintainers.gate._report import EVIDENCE_ROWS, render_diff_markdown
 from test_contract_diff import base_dir as base_dir  # a fixture, used by name
@@ -32,6 +33,7 @@ def test_the_next_version_follows_the_compatibility_policy() -> None:
     assert next_version("1.13.0", [breaking, refused]) == "2.0.0"
 
 
+@pytest.mark.slow
 def test_a_tightening_with_the_version_unchanged_names_the_major_step_first(
     base_dir: Path, head_dir: Path
 ) -> None:
@@ -51,6 +53,7 @@ def test_a_tightening_with_the_version_unchanged_names_the_major_step_first(
     assert f"... and {len(breaking) - EVIDENCE_ROWS} more rows" in table
 
 
+@pytest.mark.slow
 def test_the_revision_hint_proposes_the_version_the_head_must_move_to(
     base_dir: Path, head_dir: Path
 ) -> None:

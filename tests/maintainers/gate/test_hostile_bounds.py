@@ -89,6 +89,7 @@ def test_extraction_counts_members_and_sums_sizes_against_its_limits(tmp_path: P
     assert not (tmp_path / "b").exists(), "nothing is written before every header is checked"
 
 
+@pytest.mark.slow
 def test_sha256sums_naming_a_path_outside_the_archive_does_not_verify(
     release: Path, tmp_path: Path
 ) -> None:
@@ -103,6 +104,7 @@ def test_sha256sums_naming_a_path_outside_the_archive_does_not_verify(
         verify_release(tampered)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("manifest", [b'{"files": []}', b"[" * 100_000, b"not json"],
                          ids=["files not a table", "too deep", "not JSON"])
 def test_a_malformed_manifest_is_a_clear_error_not_a_traceback(
@@ -116,6 +118,7 @@ def test_a_malformed_manifest_is_a_clear_error_not_a_traceback(
 # -- JSON and case trees -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_deep_case_json_in_a_side_is_refused_with_its_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

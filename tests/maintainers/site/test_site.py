@@ -55,6 +55,7 @@ def _links(page: Path) -> list[str]:
     return re.findall(r'(?:href|src)="([^"]+)"', page.read_text("utf-8"))
 
 
+@pytest.mark.slow
 def test_every_link_of_every_page_resolves_inside_the_site(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
     assert {p.name for p in pages} >= {"index.html", "matrix.html", "cases.html",

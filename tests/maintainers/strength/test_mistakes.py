@@ -86,6 +86,7 @@ def test_the_reference_passes_every_catching_case(suite: Suite) -> None:
     assert verdict.ran == len(suite.cases)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [m.name for m in CAUGHT])
 def test_mistake_fails_a_must_case_that_catches_it(suite: Suite, name: str) -> None:
     verdict = suite.run_mistake(by_name(name), CATCHING[name])

@@ -178,6 +178,7 @@ def test_each_command_imports_only_what_its_part_of_the_spec_needs(
     assert unwanted(modules, pin.forbidden) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(n for n, pin in PINS.items() if pin.mode == "fast"))
 def test_no_command_loads_orjson_or_jsonschema_rs_in_readable_mode(
     name: str, places: dict[str, str]

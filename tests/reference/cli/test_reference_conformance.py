@@ -34,6 +34,7 @@ def _run_in_child(mode: str, *arguments: str) -> subprocess.CompletedProcess[str
 # The in-process adapter in the fast mode only: the readable core runs every case (the harness
 # too) through its subprocess adapter below, so a readable in-process run would repeat those
 # 945 cases for no rule (24 s of CI's 10 minutes).
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fast"])
 def test_reference_passes_every_case_in_process(mode: str, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
@@ -46,6 +47,7 @@ def test_reference_passes_every_case_in_process(mode: str, tmp_path: Path) -> No
     assert status == 0
 
 
+@pytest.mark.slow
 def test_readable_reference_adapter_passes_every_case(tmp_path: Path) -> None:
     # The whole suite, harness included, through the subprocess adapter; the
     # capture crash checks kill once each here (200 times in a real run: their own tests).

@@ -61,6 +61,7 @@ def test_corpora_discovery_found_files() -> None:
 @pytest.mark.skipif(
     not CORPORA.is_dir(), reason="the shared corpora (../shared/corpora) are absent"
 )
+@pytest.mark.slow
 @pytest.mark.parametrize("json_output", [True, False], ids=["json", "human"])
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(CORPORA)) for p in FILES])
 def test_foreign_file_is_rejected_without_echoing_its_text(

@@ -266,6 +266,7 @@ def _added_ids(before: bytes, after: bytes) -> list[str]:
     return [json.loads(line)["id"] for line in after[len(before):].splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("disk", ["space", "inodes", "fsize"], indirect=True)
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
 def test_a_write_on_a_full_disk_answers_io_failed_and_loses_nothing(

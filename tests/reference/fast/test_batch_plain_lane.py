@@ -110,6 +110,7 @@ def test_lane_is_sound_on_altered_entries(record: dict[str, Any]) -> None:
     _assert_sound([record])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(message_entries() | altered_entries(), min_size=2, max_size=6))
 def test_lane_is_sound_record_by_record_in_a_batch(records: list[dict[str, Any]]) -> None:

@@ -340,6 +340,7 @@ def assert_lanes_leave_the_index_unchanged(data: bytes, chunk_size: int) -> None
     assert index_of(data, chunk_size, WITHOUT_LANES) == index_of(data, chunk_size)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.one_of(message_entries().map(orjson.dumps), mutated()), max_size=10),
        st.sampled_from([64, 512, 4096, 1 << 20]), st.booleans())

@@ -238,6 +238,7 @@ def index_of(data: bytes, engine: Engine = FAST_ENGINE) -> tuple[Any, ...]:
 HEADER = b'{"type":"session","version":1,"id":"s1","timestamp":"2026-01-01T00:00:00Z"}\n'
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(st.one_of(message_entries().map(orjson.dumps), mutated()), max_size=8),
        st.booleans())

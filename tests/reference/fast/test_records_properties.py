@@ -37,6 +37,7 @@ def json_string(text: str) -> bytes:
     return orjson.dumps(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(records)
 def test_encoded_record_parses_back_equal(obj: dict[str, Any]) -> None:
@@ -90,6 +91,7 @@ def outcome(parse: Callable[..., dict[str, Any]], data: bytes) -> dict[str, Any]
         return error.diagnostics[0]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=SLOW_MACHINE)
 @given(records, st.data())
 def test_fast_path_agrees_with_scanner_on_mutated_records(
@@ -109,6 +111,7 @@ def test_fast_path_agrees_with_scanner_on_arbitrary_bytes(data: bytes) -> None:
     assert outcome(_records_fast.parse_record, data) == outcome(parse_record, data)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(records)
 def test_fast_writer_and_readable_writer_write_the_same_value(obj: dict[str, Any]) -> None:

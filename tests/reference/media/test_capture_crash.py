@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import soundfile as sf
 from persyk_session.adapter import abandon, dispatch
 
@@ -75,6 +76,7 @@ def _records(path: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines[1:]]
 
 
+@pytest.mark.slow
 def test_a_capture_killed_at_random_moments_recovers_to_a_prefix(tmp_path: Path) -> None:
     rng = random.Random(11)
     outcomes = {"recovered": 0, "never-started": 0}

@@ -95,6 +95,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["two-turn-voice.jsonl", "credentials-everywhere.jsonl"])
 def test_the_shipped_examples_replay_as_documented(example: str, tmp_path: Path) -> None:
     session = tmp_path / "s"

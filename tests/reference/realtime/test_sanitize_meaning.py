@@ -213,6 +213,7 @@ FIXTURES = CHECKOUT / "fixtures" / "v1"
     ("--no-case", "S-995"), ("--no-names", "S-996"), ("--no-decode", "S-997"),
     ("--no-json", "S-998"), ("--no-header-text", "S-999"),
 ])
+@pytest.mark.slow
 def test_each_case_fails_the_sanitizer_that_lacks_its_reading(flag: str, case_id: str) -> None:
     # a generous deadline: the machine is shared, and a timeout is not the outcome under test
     honest = run(FIXTURES, fake("sanitize_by_list"), case_id, timeout=60)
