@@ -25,7 +25,9 @@ PACKAGE_DIRS = {
     "contract/persyk_contract": "persyk_contract",
     "schemas": "persyk_contract.schemas",
     "reference/persyk_session": "persyk_session",
+    "reference/persyk_dsh": "persyk_dsh",
     "conformance/persyk_conformance": "persyk_conformance",
+    "conformance/persyk_maintainers": "persyk_maintainers",
     "fixtures": "persyk_conformance.fixtures",
 }
 CODE_FOLDERS = ("conformance/", "reference/", "tools/", "tests/")
