@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ._commands import Command, SubParsers
+from ._report_files import write_report_files
 from ._status import UsageProblem, Verdict
 
 __all__ = ["cmd_merge", "register"]
@@ -34,19 +35,16 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
         raise UsageProblem(str(exc), command="merge") from None
     record = record_from_report(merged)
     text = json.dumps(merged, indent=1, ensure_ascii=False) + "\n"
-    try:
-        if args.report is not None:
-            args.report.write_text(text, "utf-8")
-        if args.junit is not None:
-            args.junit.write_text(render_junit(record), "utf-8")
-    except OSError as exc:
-        raise UsageProblem(f"cannot write: {exc}", command="merge") from None
+    written = write_report_files([(args.report, lambda: text),
+                                  (args.junit, lambda: render_junit(record))], command="merge")
     if args.format == "json":
         sys.stdout.write(text)  # the merged report itself, as --report writes it
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(record))
     else:
         sys.stdout.write(render_text(record, quiet=args.quiet))
+    if not written:
+        return Verdict.WRITE_FAILED
     return Verdict.found_if(not merged["footer"]["passed"])
 
 

@@ -51,6 +51,7 @@ from ..run._shards import Shard, expected_cost, partition
 from ..run._workspace import Sandbox
 from ._args import SELECTOR_HELP, positive_int, positive_number, profile_option, selector_options
 from ._commands import REFERENCE_ADAPTER, Command, SubParsers
+from ._report_files import write_report_files
 from ._run_jobs import EarlyLanes, JobSettings, Lanes, run_in_parallel
 from ._status import UsageProblem, Verdict
 
@@ -418,10 +419,8 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
     record = execute(config, progress)
     if record.aborted is not None:
         print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
-    if args.report is not None:
-        args.report.write_text(dumps_report(record), "utf-8")
-    if args.junit is not None:
-        args.junit.write_text(render_junit(record), "utf-8")
+    written = write_report_files([(args.report, lambda: dumps_report(record)),
+                                  (args.junit, lambda: render_junit(record))])
     if args.format == "json":
         sys.stdout.write(dumps_report(record))
     elif args.format == "markdown":
@@ -430,6 +429,8 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
     if record.aborted == INTERRUPTED:
         return Verdict.INTERRUPTED  # after the report of what finished
+    if not written:
+        return Verdict.WRITE_FAILED
     return Verdict.found_if(not record.passed)
 
 

@@ -6,7 +6,9 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 0: the command did what was asked and found nothing wrong;
 - 1: it found something wrong (a case not passing, a regression, a disagreement, a breaking
   change, an archive that does not verify);
-- 2: a usage problem: bad options, a file that cannot be read, nothing selected;
+- 2: a usage problem: bad options, a file that cannot be read, nothing selected; or a report
+  file that could not be written (``IO_FAILED``: ``run`` and ``merge`` still write the others
+  and print the report on stdout);
 - 3: ``diff`` only: the bookkeeping of a contract change is inconsistent
 (docs/maintainers/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
@@ -42,6 +44,7 @@ class Verdict(Enum):
     BOOKKEEPING = 3
     NOT_PUBLISHABLE = 4
     INTERRUPTED = EXIT_INTERRUPTED  # run: Ctrl-C, after the report of what finished
+    WRITE_FAILED = EXIT_USAGE  # run, merge: a report file was not written (IO_FAILED)
 
     @classmethod
     def found_if(cls, found: bool) -> Verdict:
