@@ -52,10 +52,12 @@ def write_whole_file(path: Path, text: str) -> None:
         finally:
             os.close(fd)
         os.replace(temporary, path)
-    except OSError as error:
+    except BaseException as error:  # a signal's exception too: no temporary file is left
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise WriteFailed(path, error) from None
+        if isinstance(error, OSError):
+            raise WriteFailed(path, error) from None
+        raise
     _fsync_folder(folder)
 
 

@@ -178,20 +178,24 @@ def run_jobs(
     work: Callable[[int, Job], R],
     deliver: Callable[[int, R], None],
     reached: Callable[[int], None] | None = None,
+    stop_running: Callable[[], None] | None = None,
 ) -> None:
     """Run ``work(lane, job)`` for every job on ``lanes`` threads (a lane is 0..lanes-1, so a
     caller can keep one adapter per lane); results go to ``deliver`` in plan order. The jobs'
     indexes are consecutive; they may start past 0 (the first jobs of the plan ran already).
 
     The first exception of a job stops the run: nothing more starts, what runs finishes, and
-    the exception is raised here; so is a KeyboardInterrupt of the waiting thread, once the
-    jobs that run have finished (their results handed on as far as plan order allows).
+    the exception is raised here. A KeyboardInterrupt of the waiting thread (a signal that stops
+    the run, cli/_run_signals.py) starts nothing more either, calls ``stop_running`` to cut the
+    running jobs short, hands on no result that comes after it (a job cut short proves
+    nothing) and is raised once the lane threads have ended.
     """
     board = Board(start_order(jobs))
     changed = threading.Condition()
     first = min((job.index for job in jobs), default=0)
     ordered: InOrder[R] = InOrder(first + len(jobs), deliver, reached, first)
     failures: list[BaseException] = []
+    stopped = threading.Event()
 
     def lane_loop(lane: int) -> None:
         while True:
@@ -211,7 +215,8 @@ def run_jobs(
                 return
             with changed:
                 board.done(job)
-                ordered.add(job.index, result)
+                if not stopped.is_set():
+                    ordered.add(job.index, result)
                 changed.notify_all()
 
     with changed:
@@ -224,9 +229,12 @@ def run_jobs(
         _join(threads)
     except KeyboardInterrupt:
         with changed:
+            stopped.set()
             board.drop()
             changed.notify_all()
-        _join(threads)  # the running jobs finish (a second Ctrl-C stops waiting for them)
+        if stop_running is not None:
+            stop_running()
+        _join(threads)  # the running jobs, cut short, end
         raise
     if failures:
         raise failures[0]
