@@ -75,42 +75,12 @@ def merge_reports(
     """One report of the whole run from its shards' reports (each: a name for messages, its
     parsed JSON); ``allow_mixed``: merge shards that disagree on Rule 1, saying so. Raises
     MergeError."""
-    if not reports:
-        raise MergeError("merge needs the shard reports")
-    first_name, first = reports[0]
-    shard = first["header"].get("shard")
-    for name, report in reports:
-        this = report["header"].get("shard")
-        if this is None:
-            raise MergeError(f"{name}: not a shard report (run --shard K/N)")
-        if this["count"] != shard["count"] or this["selection"] != shard["selection"]:
-            raise MergeError(f"{name}: a shard of another run than {first_name} (another "
-                             "shard count or selection)")
-    indices = sorted(report["header"]["shard"]["index"] for _, report in reports)
-    repeated = sorted({i for i in indices if indices.count(i) > 1})
-    if repeated:
-        raise MergeError(f"shard {', '.join(map(str, repeated))} of {shard['count']} given twice")
-    missing = sorted(set(range(1, shard["count"] + 1)) - set(indices))
-    if missing:
-        count = shard["count"]
-        raise MergeError(f"shard {', '.join(f'{i}/{count}' for i in missing)} is missing")
+    shard = _check_shards(reports)
     disagreement = _disagreement(reports)
     if disagreement is not None and not allow_mixed:
         raise MergeError(f"{disagreement}; shards of one run agree on it (--allow-mixed merges "
                          "them anyway, naming what each declared)")
-    cases: dict[str, Mapping[str, Any]] = {}
-    came_from: dict[str, str] = {}
-    for name, report in reports:
-        for case in report["cases"]:
-            earlier = cases.get(case["id"])
-            if earlier is not None and earlier["outcome"] != case["outcome"]:
-                raise MergeError(f"{case['id']} is {earlier['outcome']} in "
-                                 f"{came_from[case['id']]} but {case['outcome']} in {name}: "
-                                 "one case, two outcomes")
-            if earlier is not None:
-                raise MergeError(f"{name}: {case['id']} is in two shards")
-            cases[case["id"]] = case
-            came_from[case["id"]] = name
+    cases = _cases_once(reports)
     selection = list(shard["selection"])
     absent = [case_id for case_id in selection if case_id not in cases]
     extra = sorted(cases.keys() - set(selection))
@@ -121,6 +91,7 @@ def merge_reports(
     footers = [report["footer"] for _, report in reports]
     aborted = "; ".join(f"shard {r['header']['shard']['index']}: {r['footer']['aborted']}"
                         for _, r in reports if r["footer"].get("aborted")) or None
+    first = reports[0][1]
     header = {key: value for key, value in first["header"].items() if key != "shard"}
     if disagreement is not None:  # Rule 1, mixed shards allowed: no claim beyond every shard's
         header["capabilities"] = sorted(set.intersection(
@@ -140,6 +111,50 @@ def merge_reports(
         **({"aborted": aborted} if aborted else {}),
     }
     return {"format": first["format"], "header": header, "cases": ordered, "footer": footer}
+
+
+def _check_shards(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> Mapping[str, Any]:
+    """The first report's ``shard``, once every report is a shard of its run, each index once
+    and none missing. Raises MergeError."""
+    if not reports:
+        raise MergeError("merge needs the shard reports")
+    first_name, first = reports[0]
+    shard: Mapping[str, Any] = first["header"].get("shard")
+    for name, report in reports:
+        this = report["header"].get("shard")
+        if this is None:
+            raise MergeError(f"{name}: not a shard report (run --shard K/N)")
+        if this["count"] != shard["count"] or this["selection"] != shard["selection"]:
+            raise MergeError(f"{name}: a shard of another run than {first_name} (another "
+                             "shard count or selection)")
+    indices = sorted(report["header"]["shard"]["index"] for _, report in reports)
+    repeated = sorted({i for i in indices if indices.count(i) > 1})
+    if repeated:
+        raise MergeError(f"shard {', '.join(map(str, repeated))} of {shard['count']} given twice")
+    missing = sorted(set(range(1, shard["count"] + 1)) - set(indices))
+    if missing:
+        count = shard["count"]
+        raise MergeError(f"shard {', '.join(f'{i}/{count}' for i in missing)} is missing")
+    return shard
+
+
+def _cases_once(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Mapping[str, Any]]:
+    """Every case of the shards by id, each in one shard only. Raises MergeError, naming both
+    outcomes of a case two shards judged differently."""
+    cases: dict[str, Mapping[str, Any]] = {}
+    came_from: dict[str, str] = {}
+    for name, report in reports:
+        for case in report["cases"]:
+            earlier = cases.get(case["id"])
+            if earlier is not None and earlier["outcome"] != case["outcome"]:
+                raise MergeError(f"{case['id']} is {earlier['outcome']} in "
+                                 f"{came_from[case['id']]} but {case['outcome']} in {name}: "
+                                 "one case, two outcomes")
+            if earlier is not None:
+                raise MergeError(f"{name}: {case['id']} is in two shards")
+            cases[case["id"]] = case
+            came_from[case["id"]] = name
+    return cases
 
 
 def record_from_report(report: Mapping[str, Any]) -> RunRecord:
