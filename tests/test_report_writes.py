@@ -11,6 +11,7 @@ that stops the second, a temporary file left beside the target.
 
 from __future__ import annotations
 
+import argparse
 import errno
 import json
 import os
@@ -146,3 +147,23 @@ def test_merge_past_a_file_size_limit_is_io_failed_and_leaves_no_file(
     assert proc.returncode == 2, proc.stderr
     assert "File too large" in _one_error_line(proc.stderr, merged)
     assert list(tmp_path.iterdir()) == []
+
+
+BENCH_REPORT = Path(__file__).resolve().parent / "data" / "bench-report.json"
+
+
+def test_bench_markdown_on_a_full_disk_is_io_failed_and_the_json_still_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from persyk_maintainers.cli._bench import _write
+
+    full = tmp_path / "full"
+    full.mkdir()
+    _fail_writes_under(full, monkeypatch)
+    args = argparse.Namespace(report=tmp_path / "bench.json", markdown=full / "bench.md",
+                              plot=None, publishable=False)
+    report = json.loads(BENCH_REPORT.read_text("utf-8"))
+    assert _write(report, args).value == 2
+    _one_error_line(capsys.readouterr().err, full / "bench.md")
+    assert list(full.iterdir()) == []
+    assert json.loads((tmp_path / "bench.json").read_text("utf-8")) == report

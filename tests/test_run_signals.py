@@ -25,11 +25,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from fakes.casetree import fake
 from test_runner_hostile import MARK, _marked
 
-FAKES = Path(__file__).parent / "fakes"
 # A helper per adapter start, in the adapter's process group, carrying MARK (the environment).
-HELPER_ADAPTER = f"{sys.executable} {FAKES / 'helper_then_reference.py'}"
+HELPER_ADAPTER = fake("helper_then_reference")
 
 
 def _workspaces_seen(temp: Path) -> set[Path]:

@@ -1,7 +1,8 @@
-"""The report files a command was asked for (``--report``, ``--junit``), each written whole or
-not at all (``_whole_files``). A file that cannot be written is one ``IO_FAILED`` line on stderr
-naming its path; the others are still written, and the command's exit status is then 2
-(``Verdict.WRITE_FAILED``, cli/_status.py)."""
+"""The report files a command was asked for (``run`` and ``merge`` ``--report``, ``--junit``;
+``bench --report``, ``--markdown``; ``diff --output``), each written whole or not at all
+(``_whole_files``). A file that cannot be written is one ``IO_FAILED`` line on stderr
+naming its path; the others are still written, and the command's exit status is
+then 2 (``Verdict.WRITE_FAILED``, cli/_status.py)."""
 
 from __future__ import annotations
 

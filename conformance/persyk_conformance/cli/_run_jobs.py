@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .._profiles import Profile
 from ..adapters._interface import Adapter
+from ..adapters._processes import run_is_ending
 from ..harness._registry import HarnessCheck, harness_results
 from ..run._lane_process import AdapterSpec, LaneDied, LaneProcess
 from ..run._outcomes import CaseResult
@@ -225,6 +226,8 @@ def run_in_parallel(
                           settings)
 
     def deliver(index: int, result: CaseResult) -> None:
+        if run_is_ending():  # a signal killed the adapters: a case that ends now was cut short
+            return
         results.append(result)
         if progress is not None:
             progress(index + 1, total, result)

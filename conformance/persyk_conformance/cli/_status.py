@@ -7,8 +7,8 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 1: it found something wrong (a case not passing, a regression, a disagreement, a breaking
   change, an archive that does not verify);
 - 2: a usage problem: bad options, a file that cannot be read, nothing selected; or a report
-  file that could not be written (``IO_FAILED``: ``run`` and ``merge`` still write the others
-  and print the report on stdout);
+  file that could not be written (``IO_FAILED``, cli/_report_files.py: the command still
+  writes the others and prints its report on stdout);
 - 3: ``diff`` only: the bookkeeping of a contract change is inconsistent
 (docs/maintainers/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
@@ -50,7 +50,7 @@ class Verdict(Enum):
     HUNG_UP = 128 + 1
     INTERRUPTED = EXIT_INTERRUPTED
     TERMINATED = 128 + 15
-    WRITE_FAILED = EXIT_USAGE  # run, merge: a report file was not written (IO_FAILED)
+    WRITE_FAILED = EXIT_USAGE  # a report file was not written (IO_FAILED)
 
     @classmethod
     def found_if(cls, found: bool) -> Verdict:
