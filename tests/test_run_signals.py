@@ -125,3 +125,20 @@ def test_second_signal_ends_at_once_without_report_but_removes_every_sandbox(
     assert not (tmp_path / "report.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["temp"]  # no temporary report either
     _assert_nothing_left(tmp_path, token)
+
+
+def test_the_same_signal_to_the_runner_and_its_group_at_once_is_one_stop(tmp_path: Path) -> None:
+    """``timeout(1)`` and process managers send SIGTERM to the runner's pid and then to its
+    process group: one stop, with its report, not a second signal."""
+    token = secrets.token_hex(8)
+    proc = _start_run(tmp_path, 1, token)
+    _wait_for_cases(1, tmp_path / "temp", proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    time.sleep(0.05)  # after the first was handled (sent at once, the kernel may merge them)
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = _finish(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "again" not in err
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert report["footer"]["aborted"] == "interrupted by SIGTERM"
+    _assert_nothing_left(tmp_path, token)

@@ -11,7 +11,9 @@ as the shell reports a process the signal killed: 130 (SIGINT), 143 (SIGTERM), 1
 
 Rule 2, a second signal (of any of the three) ends the runner at once: no report is written,
 but every adapter and lane is still killed and every sandbox still removed; the exit status is
-128 + the second signal's number.
+128 + the second signal's number. The same signal again within :data:`SAME_STOP_SECONDS` of the
+first being handled is not a second one: ``timeout(1)`` and process managers send the runner
+its signal twice at once (to its pid, then to its process group).
 
 Python delivers a signal to the main thread: the handler raises :class:`RunStopped` there (a
 ``KeyboardInterrupt``, so every ``finally`` and every Ctrl-C path of the run applies to it).
@@ -24,6 +26,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -38,6 +41,8 @@ __all__ = ["STOP_SIGNALS", "RunStopped", "SignalWatch", "interrupted_by", "watch
 STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # How long a second signal waits for the lane processes to remove their sandboxes.
 LANE_GRACE_SECONDS = 2.0
+# Rule 2: the first signal, sent again this soon after it was handled, is the same stop.
+SAME_STOP_SECONDS = 0.5
 
 
 class RunStopped(KeyboardInterrupt):
@@ -61,12 +66,16 @@ class SignalWatch:
     def __init__(self) -> None:
         self.first: int | None = None
         self.raising = True  # Rule 1 while the run runs; only remembered while it reports
+        self._same_until = 0.0
 
     def receive(self, signum: int, frame: FrameType | None) -> None:
         if self.first is not None:
+            if signum == self.first and time.monotonic() < self._same_until:
+                return  # the same stop, delivered twice (Rule 2)
             _end_at_once(signum)
         self.first = signum
         end_every_adapter()
+        self._same_until = time.monotonic() + SAME_STOP_SECONDS  # from the end of the kills
         if self.raising:
             raise RunStopped(signum)
 
