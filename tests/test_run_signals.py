@@ -142,3 +142,32 @@ def test_the_same_signal_to_the_runner_and_its_group_at_once_is_one_stop(tmp_pat
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
     assert report["footer"]["aborted"] == "interrupted by SIGTERM"
     _assert_nothing_left(tmp_path, token)
+
+
+def test_sighup_with_its_terminal_gone_still_writes_the_reports_and_exits_129(
+    tmp_path: Path,
+) -> None:
+    """A closed terminal: SIGHUP, and stdout (a terminal whose other end is closed) fails with
+    EIO; the report files are written and the status is still SIGHUP's."""
+    token = secrets.token_hex(8)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    terminal, its_end = os.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "persyk_conformance.cli", "run", "--no-harness", "-j", "1",
+         "--impl", HELPER_ADAPTER, "--report", str(tmp_path / "report.json"), "--no-progress"],
+        stdout=its_end, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(temp), MARK: token},
+    )
+    os.close(its_end)
+    try:
+        _wait_for_cases(1, temp, proc)
+    finally:
+        os.close(terminal)  # the terminal is gone
+    os.kill(proc.pid, signal.SIGHUP)
+    _, err = _finish(proc)
+    assert "Traceback" not in err, err
+    assert proc.returncode == 128 + signal.SIGHUP, err
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert report["footer"]["aborted"] == "interrupted by SIGHUP"
+    _assert_nothing_left(tmp_path, token)

@@ -422,18 +422,28 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
             print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
         written = write_report_files([(args.report, lambda: dumps_report(record)),
                                       (args.junit, lambda: render_junit(record))])
-        if args.format == "json":
-            sys.stdout.write(dumps_report(record))
-        elif args.format == "markdown":
-            sys.stdout.write(render_markdown(record))
-        else:
-            sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
-        sys.stdout.flush()
+        try:
+            _print_report(record, args)
+        except OSError as error:
+            # Stopped by SIGHUP, the terminal may be gone (EIO): the report files are written
+            # and the status stays the signal's. A reader that went away is exit_status's (141).
+            if signals.exit_status is None or isinstance(error, BrokenPipeError):
+                raise
     if signals.exit_status is not None:
         return Verdict(signals.exit_status)  # after the report of what finished
     if not written:
         return Verdict.WRITE_FAILED
     return Verdict.found_if(not record.passed)
+
+
+def _print_report(record: RunRecord, args: argparse.Namespace) -> None:
+    if args.format == "json":
+        sys.stdout.write(dumps_report(record))
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(record))
+    else:
+        sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
+    sys.stdout.flush()
 
 
 def _shard(text: str) -> Shard:
