@@ -53,7 +53,8 @@ class Stale:
 _SUFFIXES = (".py", ".md", ".json", ".yml", ".yaml", ".sh", ".mjs", ".js", ".toml", ".txt", ".html")
 _PATH = re.compile(r"(?<![\w./~$*-])((?:[\w.-]+/)*[\w.-]+(?:" + "|".join(
     re.escape(s) for s in _SUFFIXES) + r"))(?![\w/-])")
-_DOTTED = re.compile(r"(?<![\w.])(persyk_(?:conformance|maintainers|session|dsh|contract)(?:\.\w+)+)")
+_DOTTED = re.compile(
+    r"(?<![\w.])(persyk_(?:conformance|maintainers|session|dsh|contract)(?:\.\w+)+)")
 _BACKTICKED = re.compile(r"``?(_[A-Za-z]\w*(?:\.\w+)*)(?:\(\))?``?")
 _ID = re.compile(r"(?<![\w-])([A-Z]{1,6})-(\d{1,4})(?![\w*-])")
 # A tracked tree's top-level folders: a path under one of them is a path into the checkout.

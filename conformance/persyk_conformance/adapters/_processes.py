@@ -44,6 +44,8 @@ __all__ = [
     "Owner",
     "become_subreaper",
     "confinement_available",
+    "end_every_adapter",
+    "run_is_ending",
     "wait_exit",
 ]
 
@@ -218,6 +220,29 @@ class _Cgroup:
                 time.sleep(0.01)
 
 
+# --- the end of a run ------------------------------------------------------------------------
+# A run stopped by a signal ends every adapter of this process at once (cli/_run_signals.py, and
+# a lane process on SIGTERM): every live Owner is killed, no adapter starts any more, and an
+# adapter that is closed is killed without the grace of a stop request.
+
+_live_lock = threading.RLock()  # re-entrant: a signal handler may run while its thread holds it
+_live: dict[str, Owner] = {}
+_ending = threading.Event()
+
+
+def run_is_ending() -> bool:
+    return _ending.is_set()
+
+
+def end_every_adapter() -> None:
+    """Kill every process of every adapter this process started, now and from now on."""
+    _ending.set()
+    with _live_lock:
+        owners = list(_live.values())
+    for owner in owners:
+        owner.kill_all()
+
+
 # --- ownership --------------------------------------------------------------------------------
 
 
@@ -244,6 +269,10 @@ class Owner:
 
     def started(self, pid: int) -> None:
         self._leader = pid
+        with _live_lock:
+            _live[self.mark] = self
+        if _ending.is_set():  # started while the run was being ended: it ends too
+            self.kill_all()
 
     def kill_escaped(self) -> None:
         """Kill the processes of this adapter that left it: those outside the adapter's
@@ -301,6 +330,8 @@ class Owner:
         _reap(adopted)
         if self._cgroup is not None:
             self._cgroup.remove()
+        with _live_lock:
+            _live.pop(self.mark, None)
 
 
 def _reap(pids: Iterable[int]) -> None:

@@ -42,7 +42,7 @@ from ._interface import (
     file_size_limiter,
 )
 from ._pipes import LineTooLong, StderrSeen, StderrWatch, pump_lines, widen
-from ._processes import Confinement, Owner, wait_exit
+from ._processes import Confinement, Owner, run_is_ending, wait_exit
 
 __all__ = ["Attached", "SubprocessAdapter"]
 
@@ -160,6 +160,8 @@ class SubprocessAdapter:
         return self._hello
 
     def _spawn(self) -> None:
+        if run_is_ending():
+            raise AdapterCrashed("the run is being stopped: no adapter starts")
         owner = Owner()
         confinement = None
         if self._confine_to is not None:
@@ -314,7 +316,7 @@ class SubprocessAdapter:
         proc = self._proc
         if proc is None:
             return
-        if proc.poll() is None:
+        if proc.poll() is None and not run_is_ending():
             try:
                 self._send(encode_stop(), STOP_GRACE_SECONDS)
                 os.close(self._stdin)

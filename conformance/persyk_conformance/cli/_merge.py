@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ._commands import Command, SubParsers
+from ._report_files import write_report_files
 from ._status import UsageProblem, Verdict
 
 __all__ = ["cmd_merge", "register"]
@@ -29,25 +30,32 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
 
     loaded = [(str(path), _load(path)) for path in args.reports]
     try:
-        merged = merge_reports(loaded)
+        merged = merge_reports(loaded, allow_mixed=args.allow_mixed)
     except MergeError as exc:
         raise UsageProblem(str(exc), command="merge") from None
+    for shard in merged["header"].get("mixed", ()):
+        print(f"persyk-conformance merge: mixed shards: shard {shard['shard']} ({shard['report']})"
+              f" ran {len(shard['cases'])} case(s) with {_declared(shard)}", file=sys.stderr)
     record = record_from_report(merged)
     text = json.dumps(merged, indent=1, ensure_ascii=False) + "\n"
-    try:
-        if args.report is not None:
-            args.report.write_text(text, "utf-8")
-        if args.junit is not None:
-            args.junit.write_text(render_junit(record), "utf-8")
-    except OSError as exc:
-        raise UsageProblem(f"cannot write: {exc}", command="merge") from None
+    written = write_report_files([(args.report, lambda: text),
+                                  (args.junit, lambda: render_junit(record))], command="merge")
     if args.format == "json":
         sys.stdout.write(text)  # the merged report itself, as --report writes it
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(record))
     else:
         sys.stdout.write(render_text(record, quiet=args.quiet))
+    if not written:
+        return Verdict.WRITE_FAILED
     return Verdict.found_if(not merged["footer"]["passed"])
+
+
+def _declared(shard: dict[str, Any]) -> str:
+    impl = shard.get("implementation") or {}
+    command = " ".join(shard["command"]) if shard.get("command") else shard.get("mode")
+    return (f"{impl.get('name')} {impl.get('version')} ({command}), capabilities "
+            f"{', '.join(shard['capabilities']) or 'none'}")
 
 
 def register(sub: SubParsers, command: Command) -> None:
@@ -55,11 +63,18 @@ def register(sub: SubParsers, command: Command) -> None:
         command.name, help=command.help,
         description="Join the reports of the shards of one run (run --shard K/N, each K once) "
                     "into the report of the whole run, case for case as one run would have "
-                    "written it; refuses shards of different runs and names a missing one. "
+                    "written it; refuses shards of different runs or run otherwise (another "
+                    "adapter command, mode, capabilities, implementation, runner or contract "
+                    "version: both values named) and names a missing one. "
                     "Exit 0: the whole run passed; 1: a case failed; 2: the reports cannot be "
                     "merged.",
     )
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT.json")
+    parser.add_argument("--allow-mixed", action="store_true",
+                        help="merge shards whose runner, contract, profile, implementation, "
+                             "adapter command, mode or capabilities differ; the merged report "
+                             "then lists each shard with what it declared and its cases, and "
+                             "declares only the capabilities every shard declared")
     parser.add_argument("--report", type=Path, metavar="FILE", help="write the merged JSON")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")

@@ -51,14 +51,14 @@ from ..run._shards import Shard, expected_cost, partition
 from ..run._workspace import Sandbox
 from ._args import SELECTOR_HELP, positive_int, positive_number, profile_option, selector_options
 from ._commands import REFERENCE_ADAPTER, Command, SubParsers
+from ._report_files import write_report_files
 from ._run_jobs import EarlyLanes, JobSettings, Lanes, run_in_parallel
+from ._run_signals import interrupted_by, watching_signals
 from ._status import UsageProblem, Verdict
 
 __all__ = ["Plan", "RunConfig", "cmd_run", "execute", "plan_cases", "register"]
 
 
-# The record's ``aborted`` after Ctrl-C: the report holds what finished, the exit status is 130.
-INTERRUPTED = "interrupted"
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
@@ -193,8 +193,8 @@ def execute(
         try:
             aborted = _run_selected(config, sandbox, runner, expected, plan, progress, results,
                                     early)
-        except KeyboardInterrupt:
-            aborted = INTERRUPTED
+        except KeyboardInterrupt as stop:  # a signal (cli/_run_signals.py): what finished
+            aborted = interrupted_by(stop)
         except Exception as exc:  # a fault of the runner: report what the run has
             aborted = f"the runner failed: {type(exc).__name__}: {exc}"
         try:
@@ -415,22 +415,35 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
               "in-process adapter cannot be duplicated", file=sys.stderr)
     # On a terminal only, and independent of -q (which shapes stdout): --no-progress silences it.
     progress = sys.stderr if sys.stderr.isatty() and not args.no_progress else None
-    record = execute(config, progress)
-    if record.aborted is not None:
-        print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
-    if args.report is not None:
-        args.report.write_text(dumps_report(record), "utf-8")
-    if args.junit is not None:
-        args.junit.write_text(render_junit(record), "utf-8")
+    with watching_signals() as signals:
+        record = execute(config, progress)
+        signals.raising = False  # from here a first signal waits for the reports (Rule 1)
+        if record.aborted is not None:
+            print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
+        written = write_report_files([(args.report, lambda: dumps_report(record)),
+                                      (args.junit, lambda: render_junit(record))])
+        try:
+            _print_report(record, args)
+        except OSError as error:
+            # Stopped by SIGHUP, the terminal may be gone (EIO): the report files are written
+            # and the status stays the signal's. A reader that went away is exit_status's (141).
+            if signals.exit_status is None or isinstance(error, BrokenPipeError):
+                raise
+    if signals.exit_status is not None:
+        return Verdict(signals.exit_status)  # after the report of what finished
+    if not written:
+        return Verdict.WRITE_FAILED
+    return Verdict.found_if(not record.passed)
+
+
+def _print_report(record: RunRecord, args: argparse.Namespace) -> None:
     if args.format == "json":
         sys.stdout.write(dumps_report(record))
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(record))
     else:
         sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
-    if record.aborted == INTERRUPTED:
-        return Verdict.INTERRUPTED  # after the report of what finished
-    return Verdict.found_if(not record.passed)
+    sys.stdout.flush()
 
 
 def _shard(text: str) -> Shard:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .._profiles import Profile
 from ..adapters._interface import Adapter
+from ..adapters._processes import run_is_ending
 from ..harness._registry import HarnessCheck, harness_results
 from ..run._lane_process import AdapterSpec, LaneDied, LaneProcess
 from ..run._outcomes import CaseResult
@@ -131,10 +132,16 @@ class Lanes:
             self.gave_up = runner.gave_up
         return result
 
+    def stop_now(self) -> None:
+        """The run was stopped by a signal: every lane process is told to end at once (SIGTERM,
+        run/_lane_process.py, Rule 2); this process's adapters were killed by the signal's
+        handler already (cli/_run_signals.py), so its lane threads end their cases now."""
+        for process in self.processes.values():
+            process.stop_now()
+
     def close(self) -> None:
-        """Stop every lane: a lane process finishes the case it runs first (its result is no
-        longer waited for after an interruption), then closes its adapter, while this process
-        closes its own."""
+        """Stop every lane: a lane process finishes the case it runs first (one stopped by
+        ``stop_now`` does not), then closes its adapter, while this process closes its own."""
         for process in self.processes.values():
             process.begin_close()
         try:
@@ -219,6 +226,8 @@ def run_in_parallel(
                           settings)
 
     def deliver(index: int, result: CaseResult) -> None:
+        if run_is_ending():  # a signal killed the adapters: a case that ends now was cut short
+            return
         results.append(result)
         if progress is not None:
             progress(index + 1, total, result)
@@ -230,7 +239,8 @@ def run_in_parallel(
 
     try:
         lanes.ready()
-        run_jobs(plan_jobs(cases, checks)[len(results):], lanes.count, work, deliver, reached)
+        run_jobs(plan_jobs(cases, checks)[len(results):], lanes.count, work, deliver, reached,
+                 lanes.stop_now)
     finally:
         try:
             lanes.close()

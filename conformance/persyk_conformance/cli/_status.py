@@ -6,21 +6,26 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 0: the command did what was asked and found nothing wrong;
 - 1: it found something wrong (a case not passing, a regression, a disagreement, a breaking
   change, an archive that does not verify);
-- 2: a usage problem: bad options, a file that cannot be read, nothing selected;
+- 2: a usage problem: bad options, a file that cannot be read, nothing selected; or a report
+  file that could not be written (``IO_FAILED``, cli/_report_files.py: the command still
+  writes the others and prints its report on stdout);
 - 3: ``diff`` only: the bookkeeping of a contract change is inconsistent
 (docs/maintainers/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
   (docs/maintainers/performance.md);
 - 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
-- 130 (128 + SIGINT): interrupted; ``run`` first reports what finished (its cases and checks
-  that were running finish first), ``bench`` catches it and reports what finished with its
-  own verdict.
+- 130 (128 + SIGINT), 143 (128 + SIGTERM), 129 (128 + SIGHUP): stopped by that signal, as the
+  shell reports a process the signal killed; ``run`` first kills every adapter, removes every
+  sandbox and reports the cases that finished before the signal (cli/_run_signals.py: the
+  cases it cut short are not reported, a second signal ends it at once without a report);
+  ``bench`` catches SIGINT and reports what finished with its own verdict.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -41,7 +46,11 @@ class Verdict(Enum):
     FOUND = 1
     BOOKKEEPING = 3
     NOT_PUBLISHABLE = 4
-    INTERRUPTED = EXIT_INTERRUPTED  # run: Ctrl-C, after the report of what finished
+    # run: stopped by a signal (cli/_run_signals.py), after the report of what finished
+    HUNG_UP = 128 + 1
+    INTERRUPTED = EXIT_INTERRUPTED
+    TERMINATED = 128 + 15
+    WRITE_FAILED = EXIT_USAGE  # a report file was not written (IO_FAILED)
 
     @classmethod
     def found_if(cls, found: bool) -> Verdict:
@@ -78,9 +87,12 @@ def exit_status(
         # No traceback, and no second one when Python flushes stdout at exit.
         _silence_stdout()
         return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        print("persyk-conformance: interrupted", file=sys.stderr if stderr is None else stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as stop:
+        # A signal of cli/_run_signals.py carries its number; Python's own Ctrl-C is SIGINT's.
+        signum = getattr(stop, "signum", signal.SIGINT)
+        print(f"persyk-conformance: interrupted by {signal.Signals(signum).name}",
+              file=sys.stderr if stderr is None else stderr)
+        return 128 + signum
     return verdict.value
 
 

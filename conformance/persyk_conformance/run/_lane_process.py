@@ -15,9 +15,10 @@ the exit status stay in the parent (run/_parallel.py); a lane runs the case it i
 whether its Runner gave up on the adapter, which the parent then tells every lane.
 
 Rule 2: a lane is stopped only by the parent. It runs in a process group of its own, so a
-terminal's Ctrl-C reaches the parent alone, which lets the running case finish; a lane ends at
-the end of its pipe (the parent stopped or died) or on SIGTERM, and then closes its adapter
-(every process it started) and removes its sandbox.
+terminal's Ctrl-C reaches the parent alone; a lane ends at the end of its pipe (the parent
+stopped or died), then closes its adapter, or on SIGTERM (the parent was stopped by a signal,
+cli/_run_signals.py), then kills every process of its adapters at once, abandons the case it
+runs and removes its sandbox; a second SIGTERM does not interrupt that.
 """
 
 from __future__ import annotations
@@ -28,19 +29,20 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import FrameType
 
 from .._profiles import Profile
-from ..adapters._processes import wait_exit
+from ..adapters._processes import end_every_adapter, wait_exit
 from ..adapters._subprocess import SubprocessAdapter
 from ._outcomes import CaseResult
 from ._runner import Planned, Runner, RunOptions
 from ._workspace import Sandbox
 
-__all__ = ["AdapterSpec", "LaneDied", "LaneProcess", "serve_lane"]
+__all__ = ["AdapterSpec", "LaneDied", "LaneProcess", "end_every_lane", "serve_lane"]
 
 # How long a lane may take, past its case's own deadline, to finish the case it runs and stop.
 STOP_GRACE_SECONDS = 5.0
@@ -82,8 +84,14 @@ _Answer = tuple[CaseResult, str | None]
 _READY = "ready"
 
 
+_stopping = threading.Event()
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
+    end_every_adapter()
+    if not _stopping.is_set():  # the first SIGTERM only: never inside the cleanup it starts
+        _stopping.set()
+        raise SystemExit(128 + signum)
 
 
 def serve_lane(requests: Connection, answers: Connection) -> None:
@@ -118,6 +126,23 @@ def serve_lane(requests: Connection, answers: Connection) -> None:
             sandbox.remove()
 
 
+# The lane processes of this process that have not been closed (end_every_lane).
+_live_lock = threading.RLock()  # re-entrant: the signal handler may run while its thread holds it
+_live: dict[int, LaneProcess] = {}
+
+
+def end_every_lane(grace: float) -> None:
+    """SIGTERM every lane process (each kills its adapters and removes its sandbox at once),
+    wait up to ``grace`` seconds in all, then SIGKILL those left: a run's second signal."""
+    with _live_lock:
+        lanes = list(_live.values())
+    for lane in lanes:
+        lane.stop_now()
+    deadline = time.monotonic() + grace
+    for lane in lanes:
+        lane.wait_or_kill(max(deadline - time.monotonic(), 0.0))
+
+
 class LaneProcess:
     """The parent's handle on one lane process, started at once. ``run_case`` is called by one
     lane thread at a time; ``close`` may come from another thread while a case runs."""
@@ -143,6 +168,8 @@ class LaneProcess:
         self._deadline = options.timeout + STOP_GRACE_SECONDS
         self._sending = threading.Lock()
         self._stopping = False
+        with _live_lock:
+            _live[id(self)] = self
         self._send(_LaneSettings(adapter, options, profile))
 
     def _send(self, message: object) -> None:
@@ -178,6 +205,20 @@ class LaneProcess:
             with contextlib.suppress(OSError):
                 self._send(None)
 
+    def stop_now(self) -> None:
+        """SIGTERM the lane without waiting: it abandons its case (Rule 2)."""
+        self._stopping = True
+        with contextlib.suppress(OSError):
+            self._process.terminate()
+
+    def wait_or_kill(self, timeout: float) -> None:
+        try:
+            wait_exit(self._process, timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                self._process.kill()
+            self._process.wait()
+
     def close(self) -> None:
         """Let the running case finish, then stop the lane; past the grace, terminate it."""
         self.begin_close()
@@ -192,6 +233,8 @@ class LaneProcess:
                 continue
         self._send_conn.close()
         self._conn.close()
+        with _live_lock:
+            _live.pop(id(self), None)
 
 
 if __name__ == "__main__":

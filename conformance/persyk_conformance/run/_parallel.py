@@ -103,6 +103,7 @@ class Board:
         self._running = 0
         self._exclusive_running = False
         self._apart_running = False
+        self.stopped = False  # stop(): the results of the running jobs are not wanted
 
     @property
     def empty(self) -> bool:
@@ -132,8 +133,13 @@ class Board:
             self._apart_running = False
 
     def drop(self) -> None:
-        """Start nothing more (an interruption, a fault): what runs finishes."""
+        """Start nothing more (a fault): what runs finishes."""
         self._pending.clear()
+
+    def stop(self) -> None:
+        """Start nothing more (a signal): what runs is cut short, its results are not wanted."""
+        self._pending.clear()
+        self.stopped = True
 
 
 class InOrder(Generic[R]):
@@ -178,15 +184,17 @@ def run_jobs(
     work: Callable[[int, Job], R],
     deliver: Callable[[int, R], None],
     reached: Callable[[int], None] | None = None,
+    stop_running: Callable[[], None] | None = None,
 ) -> None:
-    """Run ``work(lane, job)`` for every job on ``lanes`` threads (a lane is 0..lanes-1, so a
-    caller can keep one adapter per lane); results go to ``deliver`` in plan order. The jobs'
-    indexes are consecutive; they may start past 0 (the first jobs of the plan ran already).
+    """Run ``work(lane, job)`` for every job on ``lanes`` threads (lane 0..lanes-1: a caller can
+    keep one adapter per lane); results go to ``deliver`` in plan order. Job indexes are
+    consecutive, possibly past 0 (the first jobs of the plan ran already).
 
-    The first exception of a job stops the run: nothing more starts, what runs finishes, and
-    the exception is raised here; so is a KeyboardInterrupt of the waiting thread, once the
-    jobs that run have finished (their results handed on as far as plan order allows).
-    """
+    The first exception of a job stops the run: nothing more starts, what runs finishes, the
+    exception is raised here. A KeyboardInterrupt of the waiting thread (a signal,
+    cli/_run_signals.py) starts nothing more, calls ``stop_running`` to cut the running jobs
+    short, hands on none of their results (a job cut short proves nothing) and is raised once
+    the lanes have ended."""
     board = Board(start_order(jobs))
     changed = threading.Condition()
     first = min((job.index for job in jobs), default=0)
@@ -211,7 +219,8 @@ def run_jobs(
                 return
             with changed:
                 board.done(job)
-                ordered.add(job.index, result)
+                if not board.stopped:
+                    ordered.add(job.index, result)
                 changed.notify_all()
 
     with changed:
@@ -223,13 +232,21 @@ def run_jobs(
     try:
         _join(threads)
     except KeyboardInterrupt:
-        with changed:
-            board.drop()
-            changed.notify_all()
-        _join(threads)  # the running jobs finish (a second Ctrl-C stops waiting for them)
+        _cut_short(board, changed, threads, stop_running)
         raise
     if failures:
         raise failures[0]
+
+
+def _cut_short(board: Board, changed: threading.Condition, threads: Sequence[threading.Thread],
+               stop_running: Callable[[], None] | None) -> None:
+    """A signal: nothing more starts, the running jobs are cut short, their lanes end."""
+    with changed:
+        board.stop()
+        changed.notify_all()
+    if stop_running is not None:
+        stop_running()
+    _join(threads)
 
 
 def _join(threads: Sequence[threading.Thread]) -> None:

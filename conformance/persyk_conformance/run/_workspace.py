@@ -28,6 +28,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ __all__ = [
     "check_files",
     "copy_traversable",
     "diff_snapshots",
+    "remove_every_sandbox",
     "remove_tree",
     "snapshot",
 ]
@@ -79,6 +81,22 @@ class SnapshotTooLarge(Exception):
     """A tree passed a SnapshotLimits bound; the message says which and where."""
 
 
+# Every sandbox of this process not yet removed: a run ended by a second signal removes them
+# all before it exits, whatever its threads were doing (cli/_run_signals.py).
+_live_lock = threading.RLock()  # re-entrant: the signal handler may run while its thread holds it
+_live: dict[Path, Sandbox] = {}
+
+
+def remove_every_sandbox() -> None:
+    """Remove every sandbox this process created and has not removed (its trash too)."""
+    with _live_lock:
+        sandboxes = list(_live.values())
+        _live.clear()
+    for sandbox in sandboxes:
+        remove_tree(sandbox.private)
+        remove_tree(sandbox.root)
+
+
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     root: Path
@@ -95,7 +113,10 @@ class Sandbox:
             (root / sub).mkdir()
         private = root.with_name(root.name + ".runner")
         private.mkdir(mode=0o700)
-        return cls(root, private, Trash(private / "trash"))
+        sandbox = cls(root, private, Trash(private / "trash"))
+        with _live_lock:
+            _live[root] = sandbox
+        return sandbox
 
     @property
     def home(self) -> Path:
@@ -156,6 +177,8 @@ class Sandbox:
         finally:
             remove_tree(self.private)
             remove_tree(self.root)
+            with _live_lock:
+                _live.pop(self.root, None)
 
 
 def _is_real_dir(path: Path) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 from persyk_conformance._bounded import JsonLimits, Refused, read_json
 from persyk_conformance.cli._args import positive_int, positive_number
 from persyk_conformance.cli._commands import REFERENCE_ADAPTER, Command, SubParsers
+from persyk_conformance.cli._report_files import write_report_files
 from persyk_conformance.cli._status import UsageProblem, Verdict
 
 from ..bench._plot import PlotUnavailable, plot_report
@@ -67,10 +68,9 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
 
 def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
     markdown = render_markdown(report)
-    if args.report is not None:
-        args.report.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    if args.markdown is not None:
-        args.markdown.write_text(markdown, "utf-8")
+    written = write_report_files(
+        [(args.report, lambda: json.dumps(report, indent=1, ensure_ascii=False) + "\n"),
+         (args.markdown, lambda: markdown)], command="bench")
     sys.stdout.write(markdown)
     for plot in args.plot or ():
         try:
@@ -84,6 +84,8 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
         print(f"persyk-conformance bench: not timed: {', '.join(failed)}", file=sys.stderr)
     if report["aborted"]:
         print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
+    if not written:
+        return Verdict.WRITE_FAILED
     if failed or report["aborted"]:
         return Verdict.FOUND
     reasons = not_publishable(report)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from persyk_conformance._bounded import Refused
 from persyk_conformance.cli._commands import Command, SubParsers
+from persyk_conformance.cli._report_files import write_report_files
 from persyk_conformance.cli._status import UsageProblem, Verdict
 
 from ..gate._diff import ContractDiff, case_changes, compare
@@ -89,10 +90,10 @@ def cmd_diff(args: argparse.Namespace) -> Verdict:
     text = dumps_diff(diff, status) if args.format == "json" else render_diff_markdown(
         diff, status
     )
-    if args.output is not None:
-        args.output.write_text(text, "utf-8")
-    else:
+    if args.output is None:
         sys.stdout.write(text)
+    elif not write_report_files([(args.output, lambda: text)], command="diff"):
+        return Verdict.WRITE_FAILED
     return _DIFF_VERDICTS[status]
 
 

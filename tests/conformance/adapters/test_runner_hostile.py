@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _processes import MARK, processes_marked
 from fakes.casetree import FAKE_TIMEOUT, fake, run, write_cases
 from persyk_conformance.adapters import _processes, _subprocess
 from persyk_conformance.adapters._processes import confinement_available
@@ -28,26 +29,10 @@ from persyk_conformance.run import _runner
 from persyk_conformance.run._outcomes import Outcome, RunRecord
 from persyk_conformance.run._workspace import Sandbox
 
-MARK = "PERSYK_TEST_LEFTOVER_MARK"
-
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_cases(tmp_path_factory.mktemp("cases"))
-
-
-def _marked(token: str) -> list[int]:
-    needle = f"{MARK}={token}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        found.append(int(name))
-            except OSError:
-                continue
-    return found
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +45,7 @@ def no_leftovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.setenv("TMPDIR", str(temp))  # for a runner started as a subprocess
     yield temp
-    survivors = _marked(token)
+    survivors = processes_marked(token)
     for pid in survivors:  # never leave them to the next test
         os.kill(pid, 9)
     assert survivors == [], "processes of the run outlived it"

@@ -1,5 +1,5 @@
 """Ctrl-C during ``persyk-conformance run``, serial or on lanes that are processes:
-the cases that run finish, the report holds what finished, the exit status is 130
+the cases that run are cut short, the report holds what finished, the exit status is 130
 (cli/_status.py), no traceback is printed, and no adapter, lane or sandbox outlives the run.
 
 Broken variants these tests catch: a lane process left in the run's process group (the
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_runner_hostile import MARK, _marked
+from _processes import MARK, processes_marked
 
 # MARK is in the environment of every process the run starts; _marked finds them.
 
@@ -68,8 +68,8 @@ def test_ctrl_c_reports_what_finished_and_exits_130_with_nothing_left(
     assert proc.returncode == 130, err
     assert "persyk-conformance: interrupted" in err
     report = json.loads(out)
-    assert report["footer"]["aborted"] == "interrupted"
+    assert report["footer"]["aborted"] == "interrupted by SIGINT"
     assert 0 < len(report["cases"]) < 900
     assert all(case["outcome"] == "pass" for case in report["cases"])  # none cut half-way
     assert list(tmp_path.iterdir()) == []  # every sandbox, lane and trash removed
-    assert _marked(token) == []
+    assert processes_marked(token) == []
