@@ -31,6 +31,7 @@ from ._capture_kit import CRASH_MOMENTS, HarnessOptions
 from ._capture_race import capture_against_append_and_recovery, deletion_killed_in_the_middle
 from ._crash import WORKERS, CheckReport, recovery_killed_at_every_step, workers_for
 from ._crash import CrashCheckUnsupported as CheckUnsupported
+from ._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 
 __all__ = [
     "DEFAULT_STATES",
@@ -202,6 +203,7 @@ def run_harness(
     profile: str | None = "v1",
     states: int = _powerloss.DEFAULT_STATES,
     workers: int = WORKERS,
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET,
 ) -> list[HarnessResult]:
     """Run the checks of ``profile`` (every profile: None) in fresh directories under ``workdir``.
 
@@ -209,9 +211,10 @@ def run_harness(
     ``only`` restricts the run to those ids; ``timeout`` is the deadline of each step;
     ``moments`` the kills of the crash checks beyond coverage (H-104, H-150, H-151, H-153);
     ``states`` the crash states the power-loss checks build at most per crash point;
-    ``workers`` the killed adapters a crash check runs at once.
+    ``workers`` the killed adapters a crash check runs at once; ``trace_budget`` what one
+    step of a power-loss check may write into its trace (TRACE_TOO_LARGE past it).
     """
-    options = HarnessOptions(timeout, moments, states, workers)
+    options = HarnessOptions(timeout, moments, states, workers, trace_budget)
     results: list[HarnessResult] = []
     for check in HARNESS_CHECKS:
         if only is not None and check.id not in only:
@@ -276,13 +279,14 @@ def harness_results(
     moments: int = CRASH_MOMENTS,
     states: int = _powerloss.DEFAULT_STATES,
     workers: int = WORKERS,
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET,
 ) -> list[CaseResult]:
     """Run the selected checks and report each as a case result (kind ``harness``).
 
     ``gave_up``: the run no longer tries the adapter (it failed to start or timed out again
     and again); each check is then an error at once, with that reason.
     """
-    options = HarnessOptions(timeout, moments, states, workers)
+    options = HarnessOptions(timeout, moments, states, workers, trace_budget)
     results = []
     for check_id in checks:
         check = check_named(check_id)
