@@ -376,6 +376,8 @@ class TraceReader:
         if match is None:
             return
         pid, rest = int(match.group("pid")), match.group("rest")
+        if not self._known:
+            self._known.add(pid)  # the traced process itself (or the thread strace met first)
         if rest.endswith(_UNFINISHED):
             self._pending[pid] = (self._line, rest[: -len(_UNFINISHED)])
             return
@@ -408,8 +410,6 @@ class TraceReader:
 
     def _emit(self, op: Op) -> None:
         """Rule 3: a child's calls wait for the call that made it."""
-        if not self._known:
-            self._known.add(op.pid)
         if op.kind == "fork" and op.new_pid is not None:
             self._known.add(op.pid)
             self.ops.append(op)
@@ -449,7 +449,7 @@ def _op(n: int, pid: int, name: str, a: list[str], ret: int, ret_path: str | Non
     if name in ("write", "pwrite64", "writev", "pwritev", "pwritev2"):
         return _write(n, pid, name, a, ret)
     if name in _CLONES:
-        flags = _field(a[0], "flags") if a else 0
+        flags = _field(", ".join(a), "flags")
         return Op(n, pid, "fork", flags=flags, new_pid=ret, syscall=name)
     if name in ("execve", "execveat"):
         return Op(n, pid, "exec", syscall=name)
