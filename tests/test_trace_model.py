@@ -69,19 +69,19 @@ def test_execve_closes_exactly_the_close_on_exec_descriptors() -> None:
             + call(2, "fsync", fd(4, g)))
     model = _model(text)
     assert set(model.pending().files) == {model.names["s/f"]}  # g synced through the child
-    assert 3 not in model.tables[2] and 3 in model.tables[1]
+    assert 3 not in model.fds.tables[2] and 3 in model.fds.tables[1]
 
 
 def test_fcntl_dupfd_shares_the_file_and_setfd_marks_close_on_exec() -> None:
     text = (SESSION + call(1, "fcntl", fd(3, F), "0x406", "10", ret=fd(10, F))
             + call(1, "close", fd(3, F)) + call(1, "fsync", fd(10, F)))
     model = _model(text)
-    assert not _unsynced(model) and model.tables[1][10].cloexec
+    assert not _unsynced(model) and model.fds.tables[1][10].cloexec
 
 
 def test_close_range_closes_the_range() -> None:
     text = SESSION + call(1, "close_range", "3", "10", "0") + openat(1, "/tmp/x", 0x1, 3)
-    assert _model(text).tables[1][3].description is None
+    assert _model(text).fds.tables[1][3].description is None
 
 
 @pytest.mark.parametrize(("path", "same_fs", "synced"), [

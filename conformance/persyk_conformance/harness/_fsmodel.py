@@ -27,10 +27,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import overload
 
+from ._descriptors import Description, DescriptorTables, Slot
 from ._trace import (
     CLONE_FILES,
-    CLOSE_RANGE_CLOEXEC,
-    CLOSE_RANGE_UNSHARE,
     FD_CLOEXEC,
     O_ACCMODE,
     O_APPEND,
@@ -90,38 +89,12 @@ class Unverifiable(Exception):
 
 
 @dataclass(slots=True)
-class _Open:
-    """An open file description: shared by dup'ed descriptors and across fork (offset,
-    O_APPEND). ``dir``: a workspace directory's path (kept through renames), else a file."""
-
-    inode: int
-    offset: int
-    append: bool
-    sync: bool
-    dir: str | None = None
-
-
-@dataclass(slots=True)
-class _Slot:
-    """One descriptor of one table: its file description (None: not a workspace file) and
-    its own close-on-exec flag."""
-
-    description: _Open | None
-    cloexec: bool = False
-
-
-_Table = dict[int, _Slot]
-
-
-@dataclass(slots=True)
 class FileSystemModel:
     """The workspace ``root`` as a program changes it, durable state kept apart.
 
-    Descriptors are per process (``tables``: pid -> its descriptor table; threads and
-    CLONE_FILES children share one table object, fork copies it, execve drops close-on-exec
-    slots); a pid first seen without the call that made it (a thread running before strace
-    attached) shares the first process's table. ``same_fs``: paths outside the workspace that
-    the edge found on the workspace's file system (a ``syncfs`` through them syncs it)."""
+    Descriptors are per process (``fds``, ``_descriptors``) and checked against the path
+    strace prints for them. ``same_fs``: paths outside the workspace that the edge found on
+    the workspace's file system (a ``syncfs`` through them syncs it)."""
 
     root: str
     names: dict[str, int] = field(default_factory=dict)  # what the program sees
@@ -132,9 +105,8 @@ class FileSystemModel:
     durable_data: dict[int, bytes] = field(default_factory=dict)
     file_changes: dict[int, list[Change]] = field(default_factory=dict)
     dir_changes: dict[str, list[Change]] = field(default_factory=dict)
-    tables: dict[int, _Table] = field(default_factory=dict)
+    fds: DescriptorTables = field(default_factory=DescriptorTables)
     same_fs: frozenset[str] = frozenset()
-    _first_table: _Table | None = None
     _next_inode: int = 0
 
     @classmethod
@@ -167,21 +139,13 @@ class FileSystemModel:
 
     # --- descriptors ---------------------------------------------------------------------
 
-    def _table(self, pid: int) -> _Table:
-        table = self.tables.get(pid)
-        if table is None:
-            if self._first_table is None:
-                self._first_table = {}
-            table = self.tables[pid] = self._first_table
-        return table
-
-    def _slot(self, op: Op) -> _Slot | None:
+    def _slot(self, op: Op) -> Slot | None:
         """The slot ``op``'s descriptor names, checked against the path strace printed for it:
         a workspace file the model does not hold there, or a workspace file of the model that
         the kernel names outside, is a model that lost track (Unverifiable)."""
         if op.fd is None:
             return None
-        slot = self._table(op.pid).get(op.fd)
+        slot = self.fds.slot(op.pid, op.fd)
         opened = slot.description if slot is not None else None
         rel = self.relative(op.path)
         if rel is not None and (opened is None or not (op.deleted or self._names(opened, rel))):
@@ -198,17 +162,17 @@ class FileSystemModel:
                 f"model holds {self._held(opened)} there")
         return slot
 
-    def _names(self, opened: _Open, rel: str) -> bool:
+    def _names(self, opened: Description, rel: str) -> bool:
         if opened.dir is not None:
             return opened.dir == rel
         return self.names.get(rel) == opened.inode
 
-    def _held(self, opened: _Open) -> str:
+    def _held(self, opened: Description) -> str:
         if opened.dir is not None:
             return f"the directory {opened.dir or '(workspace)'}"
         return self._name_of(opened.inode)
 
-    def _opened(self, op: Op) -> _Open | None:
+    def _opened(self, op: Op) -> Description | None:
         slot = self._slot(op)
         return slot.description if slot is not None else None
 
@@ -216,7 +180,7 @@ class FileSystemModel:
         """Whether ``op``'s descriptor is a workspace file or directory (never raises)."""
         if op.fd is None:
             return False
-        slot = self._table(op.pid).get(op.fd)
+        slot = self.fds.slot(op.pid, op.fd)
         return slot is not None and slot.description is not None
 
     # --- feeding ---------------------------------------------------------------------------
@@ -230,9 +194,8 @@ class FileSystemModel:
     def _on_open(self, op: Op) -> None:
         if op.fd is None:
             return
-        table = self._table(op.pid)
         cloexec = bool(op.flags & O_CLOEXEC)
-        table[op.fd] = _Slot(None, cloexec)  # whatever was there before is gone
+        self.fds.put(op.pid, op.fd, Slot(None, cloexec))  # whatever was there before is gone
         rel = self.relative(op.path)
         if rel is None:
             return
@@ -240,7 +203,7 @@ class FileSystemModel:
             raise Unverifiable(f"unverifiable: {op.syscall} with O_DIRECT of {rel} at call "
                                f"{op.call}")
         if rel in self.dirs:
-            table[op.fd] = _Slot(_Open(-1, 0, False, False, dir=rel), cloexec)
+            self.fds.put(op.pid, op.fd, Slot(Description(-1, 0, False, False, dir=rel), cloexec))
             return
         if rel not in self.names:
             if not op.flags & O_CREAT:
@@ -251,8 +214,8 @@ class FileSystemModel:
             self.durable_data[inode] = b""
             self._dir_change(Change(op.call, "create", rel, inode=inode))
         inode = self.names[rel]
-        table[op.fd] = _Slot(_Open(inode, 0, bool(op.flags & O_APPEND),
-                                   bool(op.flags & O_DSYNC)), cloexec)
+        self.fds.put(op.pid, op.fd, Slot(Description(inode, 0, bool(op.flags & O_APPEND),
+                                                     bool(op.flags & O_DSYNC)), cloexec))
         if op.flags & O_TRUNC and op.flags & O_ACCMODE and self.data[inode]:
             self._file_change(inode, Change(op.call, "truncate", rel, size=0, inode=inode))
 
@@ -349,7 +312,7 @@ class FileSystemModel:
                          else d for d in self.dirs}
             for name in [n for n in self.names if n.startswith(source + "/")]:
                 self.names[target + name[len(source):]] = self.names.pop(name)
-            for opened in self._descriptions():
+            for opened in self.fds.descriptions():
                 if opened.dir is not None and (opened.dir == source
                                                or opened.dir.startswith(source + "/")):
                     opened.dir = target + opened.dir[len(source):]
@@ -363,10 +326,6 @@ class FileSystemModel:
         self.dirs = {d for d in self.dirs if not (d == top or d.startswith(top + "/"))}
         for name in [n for n in self.names if n.startswith(top + "/")]:
             del self.names[name]
-
-    def _descriptions(self) -> list[_Open]:
-        return [slot.description for table in {id(t): t for t in self.tables.values()}.values()
-                for slot in table.values() if slot.description is not None]
 
     def _on_unlink(self, op: Op) -> None:
         rel = self.relative(op.path)
@@ -391,31 +350,22 @@ class FileSystemModel:
 
     def _on_close(self, op: Op) -> None:
         if op.fd is not None:
-            self._table(op.pid).pop(op.fd, None)
+            self.fds.close(op.pid, op.fd)
 
     def _on_close_range(self, op: Op) -> None:
-        if op.fd is None or op.size is None:
-            return
-        if op.flags & CLOSE_RANGE_UNSHARE:
-            self._unshare(op.pid)
-        table = self._table(op.pid)
-        for fd in [fd for fd in table if op.fd <= fd <= op.size]:
-            if op.flags & CLOSE_RANGE_CLOEXEC:
-                table[fd].cloexec = True
-            else:
-                del table[fd]
+        if op.fd is not None and op.size is not None:
+            self.fds.close_range(op.pid, op.fd, op.size, op.flags)
 
     def _on_dup(self, op: Op) -> None:
         if op.fd is None or op.new_fd is None:
             return
         slot = self._slot(op)
-        # The new descriptor is exactly the old one's file (none: not a workspace file),
-        # whatever it held before (dup2 closes it first).
-        self._table(op.pid)[op.new_fd] = _Slot(slot.description if slot is not None else None,
-                                               bool(op.flags & O_CLOEXEC))
+        # The new descriptor is exactly the old one's file (None: not a workspace file).
+        self.fds.put(op.pid, op.new_fd, Slot(slot.description if slot is not None else None,
+                                             bool(op.flags & O_CLOEXEC)))
 
     def _on_setfd(self, op: Op) -> None:
-        slot = self._table(op.pid).get(op.fd) if op.fd is not None else None
+        slot = self.fds.slot(op.pid, op.fd) if op.fd is not None else None
         if slot is not None:
             slot.cloexec = bool(op.flags & FD_CLOEXEC)
 
@@ -429,26 +379,15 @@ class FileSystemModel:
         opened.append = bool(op.flags & O_APPEND)
 
     def _on_fork(self, op: Op) -> None:
-        if op.new_pid is None:
-            return
-        parent = self._table(op.pid)
-        if op.flags & CLONE_FILES:  # a thread, or a child sharing the table
-            self.tables[op.new_pid] = parent
-        else:
-            self.tables[op.new_pid] = {fd: _Slot(s.description, s.cloexec)
-                                       for fd, s in parent.items()}
-
-    def _unshare(self, pid: int) -> None:
-        self.tables[pid] = {fd: _Slot(s.description, s.cloexec)
-                            for fd, s in self._table(pid).items()}
+        if op.new_pid is not None:
+            self.fds.fork(op.pid, op.new_pid, shared=bool(op.flags & CLONE_FILES))
 
     def _on_unshare(self, op: Op) -> None:
         if op.flags & CLONE_FILES:
-            self._unshare(op.pid)
+            self.fds.unshare(op.pid)
 
     def _on_exec(self, op: Op) -> None:
-        """execve unshares the table and closes every close-on-exec descriptor."""
-        self.tables[op.pid] = {fd: s for fd, s in self._table(op.pid).items() if not s.cloexec}
+        self.fds.exec(op.pid)
 
     def _on_unverifiable(self, op: Op) -> None:
         """A call the model cannot follow: harmless unless it touches the workspace (io_uring
