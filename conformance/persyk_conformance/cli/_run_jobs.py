@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .._profiles import Profile
 from ..adapters._interface import Adapter
 from ..harness._registry import HarnessCheck, harness_results
+from ..harness._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 from ..run._lane_process import AdapterSpec, LaneDied, LaneProcess
 from ..run._outcomes import CaseResult
 from ..run._parallel import Job, case_is_apart, run_jobs
@@ -41,6 +42,7 @@ class JobSettings:
     moments: int
     states: int
     workers: int  # killed adapters a crash check runs at once (harness/_crash.workers_for)
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET  # per step of a power-loss check
 
 
 def plan_jobs(cases: list[Planned], checks: list[HarnessCheck]) -> list[Job]:
@@ -188,6 +190,7 @@ def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],
             lambda: lanes.make_adapter(sandbox), sandbox.runner / "write-harness", [check.id],
             expected, capabilities, timeout=settings.timeout, gave_up=lanes.gave_up,
             moments=settings.moments, states=settings.states, workers=settings.workers,
+            trace_budget=settings.trace_budget,
         )
     finally:
         sandbox.remove()
