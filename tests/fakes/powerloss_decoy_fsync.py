@@ -6,7 +6,7 @@ on it, as on powerloss_no_fsync."""
 import os
 import tempfile
 
-from _powerloss import serve
+from _powerloss import _REAL_FSYNC, serve
 
 _DECOY = tempfile.mkstemp(prefix="persyk-decoy-")[1]
 
@@ -17,7 +17,7 @@ def decoy(op: str, profile: str, path: str, is_dir: bool, fd: int) -> bool:
         try:
             unrelated = os.open(_DECOY, os.O_WRONLY)
             os.dup2(unrelated, fd)
-            os.fsync(fd)
+            _REAL_FSYNC(fd)  # os.fsync is the fake's own here
         finally:
             os._exit(0)
     os.waitpid(child, 0)

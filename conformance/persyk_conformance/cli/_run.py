@@ -479,18 +479,7 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
-    run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
-                     help="kills of each crash check, H-104, H-150, H-151, H-153, beyond the "
-                     "first and last call of each kind (default: "
-                     f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
-    run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
-                     metavar="N", help="crash states built at most per crash point of the "
-                     f"power-loss checks, H-2xx and DH-1xx (default: {DEFAULT_STATES}; more "
-                     "explores more, seeded)")
-    run.add_argument("--trace-budget", type=_trace_budget, default=DEFAULT_TRACE_BUDGET,
-                     metavar="MIB[:LINES]", help="trace one step of a power-loss check may "
-                     "write before the adapter is ended and the check fails TRACE_TOO_LARGE "
-                     f"(default: {DEFAULT_TRACE_BUDGET.bytes >> 20}:{DEFAULT_TRACE_BUDGET.lines})")
+    _add_harness_options(run)
     run.add_argument("--shard", type=_shard, metavar="K/N",
                      help="run only part K of N of the selection, balanced by expected cost "
                           "(the same parts on every machine); join the reports with "
@@ -509,6 +498,22 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="no progress line on stderr (shown only on a terminal)")
     profile_option(run)
     run.set_defaults(run=cmd_run)
+
+
+def _add_harness_options(run: argparse.ArgumentParser) -> None:
+    """How hard the crash and power-loss checks look, and what their traces may cost."""
+    run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
+                     help="kills of each crash check, H-104, H-150, H-151, H-153, beyond the "
+                     "first and last call of each kind (default: "
+                     f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
+    run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
+                     metavar="N", help="crash states built at most per crash point of the "
+                     f"power-loss checks, H-2xx and DH-1xx (default: {DEFAULT_STATES}; more "
+                     "explores more, seeded)")
+    run.add_argument("--trace-budget", type=_trace_budget, default=DEFAULT_TRACE_BUDGET,
+                     metavar="MIB[:LINES]", help="trace one step of a power-loss check may "
+                     "write before the adapter is ended and the check fails TRACE_TOO_LARGE "
+                     f"(default: {DEFAULT_TRACE_BUDGET.bytes >> 20}:{DEFAULT_TRACE_BUDGET.lines})")
 
 
 def _trace_budget(text: str) -> TraceBudget:
