@@ -75,3 +75,12 @@ def test_a_trace_flood_ends_at_the_budget_in_seconds(tmp_path: Path) -> None:
                               "4,194,304 bytes or 100,000 lines"), problem
     assert took < 30, took
     assert grown < 64 * 1024, grown  # the runner held no flood: under 64 MiB more at its peak
+
+
+@needs_strace
+@pytest.mark.parametrize("check", ["H-201", "H-202"])
+def test_file_names_that_read_as_strace_syntax_do_not_upset_the_trace(
+    tmp_path: Path, check: str
+) -> None:
+    result = _run("powerloss_hostile_names", tmp_path, {check})[check]
+    assert (result.passed, result.error, result.problems) == (True, None, ())
