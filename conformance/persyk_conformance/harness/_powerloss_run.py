@@ -85,6 +85,9 @@ class _TraceTap:
             except TraceError as exc:
                 self.error = exc
                 self._kill()
+            except Exception as exc:  # a fault of the reader: no verdict from a partial trace
+                self.error = TraceError(f"the trace reader failed: {exc!r}", self.reader.line)
+                self._kill()
 
     def _kill(self) -> None:
         pid = getattr(self.victim, "pid", None)
@@ -135,13 +138,13 @@ def trace_steps(
     tracing = Tracing.for_factory(factory)
     root = os.path.realpath(workspace)
     traced_calls = ",".join(f"?{name}" for name in (*TRACED_SYSCALLS, *UNVERIFIABLE_SYSCALLS))
-    tap = _TraceTap(trace, budget or TraceBudget(), root)
     # --seccomp-bpf where the adapter starts under strace: this trace injects nothing (the kill
     # checks' ``when=k`` needs plain ptrace), so only the traced calls stop it (a third less
     # time a check). An attached strace cannot install the filter; it traces after the hello.
     adapter = tracing.adapter(["-o", str(trace), "-X", "raw", "-xx", "-yy",
                                "-s", str(_STRING_LIMIT), "-e", f"trace={traced_calls}"],
                               started_only=["--seccomp-bpf"])
+    tap = _TraceTap(trace, budget or TraceBudget(), root)
     tap.victim = adapter
     replies: list[Mapping[str, Any]] = []
     try:

@@ -356,6 +356,11 @@ class TraceReader:
         self._held.clear()
         return self.ops
 
+    @property
+    def line(self) -> int:
+        """The number of the last line read."""
+        return self._line
+
     def _over(self) -> None:
         assert self.budget is not None
         raise TraceTooLarge(f"{TraceTooLarge.code}: one step wrote more than the budget of "
@@ -449,6 +454,8 @@ def _op(n: int, pid: int, name: str, a: list[str], ret: int, ret_path: str | Non
     if name in ("write", "pwrite64", "writev", "pwritev", "pwritev2"):
         return _write(n, pid, name, a, ret)
     if name in _CLONES:
+        if ret <= 0:
+            return None  # the child's own return from the call: it is already known
         flags = _field(", ".join(a), "flags")
         return Op(n, pid, "fork", flags=flags, new_pid=ret, syscall=name)
     if name in ("execve", "execveat"):
