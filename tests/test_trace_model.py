@@ -4,9 +4,13 @@ object it names; what the model cannot follow makes the check unverifiable."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from _trace_text import call, fd, hx, openat, write
 from persyk_conformance.harness._fsmodel import FileSystemModel, Unverifiable
+from persyk_conformance.harness._powerloss_run import on_the_same_file_system
 from persyk_conformance.harness._trace import O_DIRECT, parse_trace
 
 F = "/w/s/f"
@@ -137,3 +141,14 @@ def test_the_same_calls_outside_the_workspace_are_harmless() -> None:
             + call(1, "sendfile", fd(4, "/tmp/x"), fd(4, "/tmp/x"), "NULL", "5", ret="5")
             + call(1, "mmap", "NULL", "4096", "0x1", "0x2", fd(4, "/tmp/x"), "0", ret="0x7f00"))
     assert _model(text).pending().files == {}
+
+
+def test_the_edge_finds_which_paths_share_the_workspaces_file_system(tmp_path: Path) -> None:
+    beside = tmp_path / "beside"
+    beside.write_bytes(b"")
+    (tmp_path / "w").mkdir()
+    root = str(tmp_path / "w")
+    paths = [str(beside), "/proc/self", "/proc", str(tmp_path / "gone")]
+    if Path("/dev/shm").is_dir() and os.stat("/dev/shm").st_dev != os.stat(root).st_dev:
+        paths.append("/dev/shm")
+    assert on_the_same_file_system(root, paths) == {str(beside)}
