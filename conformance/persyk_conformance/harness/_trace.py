@@ -24,6 +24,7 @@ The operations name files by absolute path (resolved against the directory descr
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import re
 from collections.abc import Iterator
@@ -147,6 +148,10 @@ class Op:
 
 def decode_c_string(text: str) -> bytes:
     """The bytes of a C string literal as strace prints it (without the quotes)."""
+    count = len(text) // 4
+    if len(text) % 4 == 0 and text[::4] == "\\" * count and text[1::4] == "x" * count:
+        with contextlib.suppress(ValueError):  # -xx: every byte as \xNN
+            return bytes.fromhex(text.replace("\\x", ""))
     out = bytearray()
     i = 0
     while i < len(text):
@@ -173,12 +178,18 @@ def decode_c_string(text: str) -> bytes:
 # --- scanning one line -------------------------------------------------------------------------
 
 def _end_of_string(text: str, i: int) -> int:
-    """``text[i]`` is a quote: the index after the closing one (and after a cut's ``...``)."""
-    i += 1
-    while i < len(text) and text[i] != '"':
-        i += 2 if text[i] == "\\" else 1
-    i += 1
-    return i + 3 if text.startswith("...", i) else i
+    """``text[i]`` is a quote: the index after the closing one (and after a cut's ``...``).
+    A quote preceded by an odd run of backslashes is escaped (the -x form; -xx has none)."""
+    end = text.find('"', i + 1)
+    while end >= 0:
+        run = end
+        while text[run - 1] == "\\":
+            run -= 1
+        if (end - run) % 2 == 0:
+            end += 1
+            return end + 3 if text.startswith("...", end) else end
+        end = text.find('"', end + 1)
+    raise ValueError("unclosed string")
 
 
 def _end_of_group(text: str, i: int) -> int:
@@ -329,7 +340,8 @@ class TraceReader:
     # The workspace: the bytes written anywhere else (a flood to /dev/null) are not kept.
     root: str | None = None
     ops: list[Op] = field(default_factory=list)
-    _partial: bytes = b""
+    _pieces: list[bytes] = field(default_factory=list)  # the line not ended yet
+    _partial_size: int = 0
     _line: int = 0
     _step_bytes: int = 0
     _step_lines: int = 0
@@ -338,19 +350,29 @@ class TraceReader:
     _held: list[tuple[int, Op]] = field(default_factory=list)
 
     def feed(self, chunk: bytes) -> None:
-        data = self._partial + chunk
+        if b"\n" not in chunk:  # a long line arriving in pieces: no copy per piece
+            self._pieces.append(chunk)
+            self._partial_size += len(chunk)
+            if self.budget is not None and self._partial_size > self.budget.bytes:
+                self._over()
+            return
+        data = b"".join((*self._pieces, chunk))
+        self._pieces.clear()
         lines = data.split(b"\n")
-        self._partial = lines.pop()
-        if self.budget is not None and len(self._partial) > self.budget.bytes:
+        last = lines.pop()
+        self._pieces.append(last)
+        self._partial_size = len(last)
+        if self.budget is not None and self._partial_size > self.budget.bytes:
             self._over()
         for raw in lines:
             self._read_line(raw.decode("utf-8", "surrogateescape"))
 
     def end(self) -> list[Op]:
         """The operations of the whole trace (a last line without LF is read too)."""
-        if self._partial:
-            self._read_line(self._partial.decode("utf-8", "surrogateescape"))
-            self._partial = b""
+        rest = b"".join(self._pieces)
+        self._pieces.clear()
+        if rest:
+            self._read_line(rest.decode("utf-8", "surrogateescape"))
         for _, op in self._held:
             self.ops.append(op)
         self._held.clear()
