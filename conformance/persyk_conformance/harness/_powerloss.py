@@ -6,9 +6,12 @@ the disk may hold after a power cut at each moment, under the persistence model 
 rules (docs/spec.md; ``_fsmodel``):
 
 1. one adapter process runs the scenario's steps under ``strace``, with the bytes it writes;
+   the trace is read while it runs, within a budget per step (past it: ``TRACE_TOO_LARGE``);
 2. the trace is replayed onto the model (``_trace``, ``_fsmodel``), which keeps durable and
-   unsynced state apart; a crash point is every call that changes the workspace (a crash just
-   before it) and each reply (a crash just before and just after it is written);
+   unsynced state apart and follows each process's descriptors; a call it cannot follow on the
+   workspace makes the check fail ``unverifiable: <call>``; a crash point is every call that
+   changes the workspace (a crash just before it) and each reply (a crash just before and just
+   after it is written);
 3. at each crash point the model gives the crash states DUR-2..DUR-4 allow (every one when
    they are few, else a seeded sample of ``--powerloss-states`` of them, always including
    "nothing unsynced kept", "everything kept" and each file or directory alone kept or lost);

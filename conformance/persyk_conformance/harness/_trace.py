@@ -11,8 +11,9 @@ descriptor even when close fails); a call split by another thread (``<unfinished
 Rule 2: nothing an adapter names can be mistaken for syntax. ``-xx`` prints *every* byte of
 every string and every ``-yy`` path as ``\\xNN``, so a file named ``c"d``, ``m) = 0`` or with a
 newline or invalid UTF-8 in it is hex like any other, and ``"``, ``<``, ``>``, ``(``, ``)`` and
-``,`` in a line are always strace's own. (Text in the older ``-x`` form, with C escapes, is read
-too, for hand-written traces; the harness never asks for it.)
+``,`` in a line are always strace's own (``_strace_syntax`` reads that punctuation, and only
+it). Text in the older ``-x`` form, with C escapes, is read too, for hand-written traces; the
+harness never asks for it.
 
 Rule 3: a child appears after the call that made it. A ``clone``/``fork``/``vfork`` split by
 its child's first calls is emitted when it returns the child's pid; the child's calls seen
@@ -24,11 +25,12 @@ The operations name files by absolute path (resolved against the directory descr
 
 from __future__ import annotations
 
-import contextlib
 import platform
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+
+from ._strace_syntax import TraceError, annotated, decode_c_string, split_call
 
 __all__ = [
     "DEFAULT_TRACE_BUDGET",
@@ -77,22 +79,9 @@ RWF_DSYNC, RWF_SYNC, RWF_APPEND = 0x2, 0x4, 0x10
 MAP_SHARED, MAP_SHARED_VALIDATE, PROT_WRITE = 0x1, 0x3, 0x2
 
 _LINE = re.compile(r"^(?:\[pid\s+)?(?P<pid>\d+)\]?\s+(?P<rest>.*)$", re.S)
-_NAME = re.compile(r"^(?P<name>\w+)\(")
-_RET = re.compile(r"\s*=\s+(?P<ret>-?\d+|0x[0-9a-f]+|\?)")
 _UNFINISHED = " <unfinished ...>"
 _RESUMED = re.compile(r"^<\.\.\. (?P<name>\w+) resumed>(?P<rest>.*)$", re.S)
-_ESCAPES = {"n": 10, "t": 9, "r": 13, "v": 11, "f": 12, "\\": 92, '"': 34, "'": 39, "a": 7,
-            "b": 8}
 _CLONES = frozenset({"clone", "clone3", "fork", "vfork"})
-
-
-class TraceError(ValueError):
-    """The trace cannot be read (a line the parser does not understand, or cut data);
-    carries the line number."""
-
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(f"{message} (at line {line} of the trace)")
-        self.line = line
 
 
 class TraceTooLarge(TraceError):
@@ -146,134 +135,6 @@ class Op:
     deleted: bool = False
 
 
-def decode_c_string(text: str) -> bytes:
-    """The bytes of a C string literal as strace prints it (without the quotes)."""
-    count = len(text) // 4
-    if len(text) % 4 == 0 and text[::4] == "\\" * count and text[1::4] == "x" * count:
-        with contextlib.suppress(ValueError):  # -xx: every byte as \xNN
-            return bytes.fromhex(text.replace("\\x", ""))
-    out = bytearray()
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char != "\\":
-            out += char.encode("utf-8", "surrogateescape")
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt == "x":
-            out.append(int(text[i + 2 : i + 4], 16))
-            i += 4
-        elif nxt in "01234567":
-            digits = re.match(r"[0-7]{1,3}", text[i + 1 :])
-            assert digits is not None
-            out.append(int(digits.group(0), 8))
-            i += 1 + len(digits.group(0))
-        else:
-            out.append(_ESCAPES[nxt])
-            i += 2
-    return bytes(out)
-
-
-# --- scanning one line -------------------------------------------------------------------------
-
-def _end_of_string(text: str, i: int) -> int:
-    """``text[i]`` is a quote: the index after the closing one (and after a cut's ``...``).
-    A quote preceded by an odd run of backslashes is escaped (the -x form; -xx has none)."""
-    end = text.find('"', i + 1)
-    while end >= 0:
-        run = end
-        while text[run - 1] == "\\":
-            run -= 1
-        if (end - run) % 2 == 0:
-            end += 1
-            return end + 3 if text.startswith("...", end) else end
-        end = text.find('"', end + 1)
-    raise ValueError("unclosed string")
-
-
-def _end_of_group(text: str, i: int) -> int:
-    """``text[i]`` opens a group (``<``, ``[``, ``{``, ``(``): the index after its close.
-    Inside ``[...]`` a ``>`` is text (a socket's ``1->2``), not the end of an annotation."""
-    closing = {"<": ">", "[": "]", "{": "}", "(": ")"}[text[i]]
-    i += 1
-    while i < len(text):
-        char = text[i]
-        if char == closing:
-            return i + 1
-        if char == '"':
-            i = _end_of_string(text, i)
-        elif char == "\\":
-            i += 2
-        elif char in "<[{(" and not (char == "<" and closing == "]"):
-            i = _end_of_group(text, i)
-        elif text.startswith("/*", i):
-            end = text.find("*/", i)
-            i = len(text) if end < 0 else end + 2
-        else:
-            i += 1
-    raise ValueError("unclosed group")
-
-
-def _split_call(rest: str, line: int) -> tuple[str, list[str], str, str | None, str] | None:
-    """(name, arguments, return value, the return's annotation, what follows) of a finished
-    call; None for what is no call (signals, ``+++ exited``)."""
-    match = _NAME.match(rest)
-    if match is None:
-        return None
-    args: list[str] = []
-    i = start = match.end()
-    try:
-        while i < len(rest) and rest[i] != ")":
-            char = rest[i]
-            if char == '"':
-                i = _end_of_string(rest, i)
-            elif char in "<[{(":
-                i = _end_of_group(rest, i)
-            elif rest.startswith("/*", i):
-                end = rest.find("*/", i)
-                i = len(rest) if end < 0 else end + 2
-            elif char == ",":
-                args.append(rest[start:i].strip())
-                start = i = i + 1
-            else:
-                i += 1
-    except ValueError:
-        raise TraceError(f"cannot read the call {rest[:60]!r}", line) from None
-    if i >= len(rest):
-        raise TraceError(f"cannot read the call {rest[:60]!r}", line)
-    if rest[start:i].strip():
-        args.append(rest[start:i].strip())
-    ret = _RET.match(rest, i + 1)
-    if ret is None:
-        raise TraceError(f"no return value in {rest[:60]!r}", line)
-    j = ret.end()
-    annotation = None
-    if rest.startswith("<", j):
-        end = _end_of_group(rest, j)
-        annotation, j = rest[j:end], end
-    return match.group("name"), args, ret.group("ret"), annotation, rest[j:]
-
-
-def _annotated(text: str) -> tuple[str | None, bool]:
-    """The path in a ``-yy`` annotation (``<\\x2f\\x77>``, ``<...<char 1:3>>``,
-    ``<...>(deleted)``) and whether the file was removed; sockets and the like keep strace's
-    own words (``TCP:[5]``), which name no path."""
-    deleted = text.endswith("(deleted)")
-    body = text.removesuffix("(deleted)")
-    if not (body.startswith("<") and body.endswith(">")):
-        return None, deleted
-    inner = body[1:-1]
-    if not inner.startswith("\\"):  # strace's words for a socket, or a hand-written path
-        cut = inner.find("<")
-        plain = inner if cut < 0 or "[" in inner[:cut] else inner[:cut]
-        return decode_c_string(plain).decode("utf-8", "surrogateescape"), deleted
-    end = 0
-    while inner.startswith("\\", end):
-        end += 4 if inner[end + 1] == "x" else 2
-    return decode_c_string(inner[:end]).decode("utf-8", "surrogateescape"), deleted
-
-
 def _string(arg: str, line: int) -> bytes:
     if not (arg.startswith('"') and arg.endswith('"')):
         # strace appends "..." after the closing quote when -s cut the data: bytes unknown.
@@ -292,7 +153,7 @@ def _fd(arg: str, line: int) -> _Fd:
     match = re.match(r"^(-?\d+)", arg)
     if match is None:
         raise TraceError(f"not a descriptor: {arg[:40]!r}", line)
-    path, deleted = _annotated(arg[match.end():]) if len(arg) > match.end() else (None, False)
+    path, deleted = annotated(arg[match.end():]) if len(arg) > match.end() else (None, False)
     return _Fd(int(match.group(1)), path, deleted)
 
 
@@ -310,7 +171,7 @@ def _at_path(dirfd: str, name: str, line: int) -> str:
 def _iovec(arg: str, line: int) -> bytes:
     """The bytes of an iovec array: ``[{iov_base="..", iov_len=N}, ...]``."""
     return b"".join(_string(m.group(1), line)
-                    for m in re.finditer(r'iov_base=("(?:[^"\\]|\\.)*"(?:\.\.\.)?)', arg))
+                    for m in re.finditer(r'iov_base=("[^"\\]*(?:\\.[^"\\]*)*"(?:\.\.\.)?)', arg))
 
 
 def _number(arg: str) -> int:
@@ -419,7 +280,7 @@ class TraceReader:
         yield self._line, pid, rest
 
     def _read_call(self, number: int, pid: int, rest: str) -> None:
-        split = _split_call(rest, number)
+        split = split_call(rest, number)
         if split is None:
             return
         name, args, ret, ret_annotation, _tail = split
@@ -501,7 +362,7 @@ def _open(n: int, pid: int, name: str, a: list[str], ret: int, ret_path: str | N
     else:
         where, flags = _join(None, _string(a[0], n)), O_CREAT | O_TRUNC | 1
     if ret_path is not None:  # -yy: the kernel's own name for what was opened
-        where = _annotated(ret_path)[0] or where
+        where = annotated(ret_path)[0] or where
     return Op(n, pid, "open", fd=ret, path=where, flags=flags, syscall=name)
 
 
