@@ -12,12 +12,26 @@ from pathlib import Path
 
 import pytest
 from persyk_conformance.adapters._subprocess import SubprocessAdapter
+from persyk_conformance.harness import _crash
 from persyk_conformance.harness._powerloss import SCENARIOS
 from persyk_conformance.harness._registry import HarnessResult, run_harness
 from persyk_conformance.harness._trace import TraceBudget
-from test_harness_powerloss import needs_strace
 
-FAKES = Path(__file__).parent / "fakes"
+# The fakes folder, wherever among the test folders this file lives.
+FAKES = next(p / "fakes" for p in Path(__file__).resolve().parents
+             if (p / "fakes" / "_powerloss.py").is_file())
+
+
+def _strace_works() -> bool:
+    try:
+        _crash.strace_prefix()
+    except _crash.CrashCheckUnsupported:
+        return False
+    return True
+
+
+needs_strace = pytest.mark.skipif(not _strace_works(),
+                                  reason="the power-loss checks need strace and ptrace (Linux)")
 
 
 def _run(fake: str, tmp_path: Path, checks: set[str], env: dict[str, str] | None = None,
@@ -84,3 +98,11 @@ def test_file_names_that_read_as_strace_syntax_do_not_upset_the_trace(
 ) -> None:
     result = _run("powerloss_hostile_names", tmp_path, {check})[check]
     assert (result.passed, result.error, result.problems) == (True, None, ())
+
+
+@needs_strace
+def test_a_shared_writable_mapping_of_the_session_is_unverifiable(tmp_path: Path) -> None:
+    result = _run("powerloss_mmap_session", tmp_path, {"H-202"})["H-202"]
+    assert result.error is None and not result.passed
+    [problem] = result.problems
+    assert problem.startswith("unverifiable: mmap of session/session.jsonl at call "), problem
