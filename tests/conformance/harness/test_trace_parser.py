@@ -3,6 +3,7 @@ holds, the parser reads the right path, descriptor and data; and the per-step bu
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from _trace_text import call, fd, hx, openat, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from persyk_conformance.cli._run import _trace_budget
 from persyk_conformance.harness._trace import (
     TraceBudget,
     TraceReader,
@@ -147,3 +149,17 @@ def test_names_written_by_a_real_program_parse_to_their_path_and_descriptor(
         expected += [("open", fd_number, path, b""), ("write", fd_number, path, b'%d"' % index),
                      ("sync", fd_number, path, b""), ("close", fd_number, path, b"")]
     assert [(op.kind, op.fd, op.path, op.data) for op in mine] == expected
+
+
+@pytest.mark.parametrize(("text", "budget"), [
+    ("8", TraceBudget(8 << 20, TraceBudget().lines)),
+    ("8:1000", TraceBudget(8 << 20, 1000)),
+], ids=["mib", "mib-and-lines"])
+def test_trace_budget_option_reads_mib_and_lines(text: str, budget: TraceBudget) -> None:
+    assert _trace_budget(text) == budget
+
+
+@pytest.mark.parametrize("text", ["", "0", "8:0", "eight", "8:x"])
+def test_trace_budget_option_refuses_what_is_no_budget(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        _trace_budget(text)
