@@ -247,6 +247,19 @@ def _run_one(check: HarnessCheck, factory: Callable[[], Adapter], workdir: Path,
                          report.problems, explored=report.explored)
 
 
+# A power-loss check that could not judge the adapter fails with one problem that says why:
+# its trace passed the budget, or held a call the model cannot follow. Until the runner has an
+# outcome of its own for "could not verify", that problem is the failure's reason.
+_UNJUDGED = ("unverifiable: ", "TRACE_TOO_LARGE: ")
+
+
+def _failed_because(check: HarnessCheck, verdict: HarnessResult) -> str:
+    if len(verdict.problems) == 1 and verdict.problems[0].startswith(_UNJUDGED):
+        return verdict.problems[0]
+    kind = "write" if check.profile == _V1 else "dsh"
+    return f"the {kind} harness found problems"
+
+
 def known_capabilities(
     adapter: Adapter, fresh_adapter: Callable[[], Adapter], timeout: float
 ) -> frozenset[str] | None:
@@ -303,8 +316,7 @@ def harness_results(
         elif verdict.passed:
             outcome, reason = Outcome.PASS, None
         else:
-            kind = "write" if check.profile == _V1 else "dsh"
-            outcome, reason = Outcome.FAIL, f"the {kind} harness found problems"
+            outcome, reason = Outcome.FAIL, _failed_because(check, verdict)
         result = CaseResult(
             id=check.id, title=check.title, kind="harness", rules=check.rules,
             requires=check.requires, level=check.level, outcome=outcome,

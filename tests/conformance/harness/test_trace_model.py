@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from _trace_text import call, fd, hx, openat, write
+from persyk_conformance.adapters._in_process import InProcessAdapter
+from persyk_conformance.harness import _registry
 from persyk_conformance.harness._fsmodel import FileSystemModel, Unverifiable
 from persyk_conformance.harness._powerloss_run import on_the_same_file_system
 from persyk_conformance.harness._trace import O_DIRECT, parse_trace
+from persyk_conformance.run._outcomes import Outcome
 
 F = "/w/s/f"
 CREATE = 0x441  # O_WRONLY | O_CREAT | O_APPEND
@@ -152,3 +155,17 @@ def test_the_edge_finds_which_paths_share_the_workspaces_file_system(tmp_path: P
     if Path("/dev/shm").is_dir() and os.stat("/dev/shm").st_dev != os.stat(root).st_dev:
         paths.append("/dev/shm")
     assert on_the_same_file_system(root, paths) == {str(beside)}
+
+
+@pytest.mark.parametrize("problem", [
+    "unverifiable: mmap of session/session.jsonl at call 9 (the model cannot see ...)",
+    "TRACE_TOO_LARGE: one step wrote more than the budget of 1 bytes or 1 lines of trace",
+], ids=["unverifiable", "too-large"])
+def test_a_check_that_could_not_judge_fails_with_that_as_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str
+) -> None:
+    check = _registry.check_named("H-202")
+    verdict = _registry.HarnessResult(check.id, check.title, check.rules, False, (problem,))
+    monkeypatch.setattr(_registry, "_run_one", lambda *args: verdict)
+    [result] = _registry.harness_results(InProcessAdapter, tmp_path, ["H-202"], {}, None)
+    assert (result.outcome, result.reason) == (Outcome.FAIL, problem)
