@@ -169,3 +169,11 @@ def test_a_check_that_could_not_judge_fails_with_that_as_its_reason(
     monkeypatch.setattr(_registry, "_run_one", lambda *args: verdict)
     [result] = _registry.harness_results(InProcessAdapter, tmp_path, ["H-202"], {}, None)
     assert (result.outcome, result.reason) == (Outcome.FAIL, problem)
+
+
+def test_a_helper_started_by_vfork_and_execve_syncs_what_it_inherited() -> None:
+    text = (SESSION + "1 vfork( <unfinished ...>\n"
+            + call(2, "execve", f'"{hx("/usr/bin/helper")}"', "[]", "0x0")
+            + "1 <... vfork resumed>) = 2\n"
+            + call(2, "fsync", fd(3, F)))
+    assert not _unsynced(_model(text))
