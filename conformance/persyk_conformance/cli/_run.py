@@ -36,6 +36,7 @@ from ..harness._registry import (
     known_capabilities,
     workers_for,
 )
+from ..harness._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 from ..reports._run import dumps_report, render_junit, render_markdown, render_text
 from ..run._lane_process import AdapterSpec
 from ..run._outcomes import (
@@ -76,6 +77,8 @@ class RunConfig:
     confine: bool = True  # Landlock: the adapter writes only in the sandbox, where available
     crash_moments: int = CRASH_MOMENTS  # kills of each capture crash check (H-150, H-151, H-153)
     powerloss_states: int = DEFAULT_STATES  # crash states per crash point (H-2xx, DH-1xx)
+    # What one step of a power-loss check may write into its trace (TRACE_TOO_LARGE past it).
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET
     shard: Shard | None = None  # run only this part of the selection (run/_shards.py)
     # Adapter processes at once (run/_parallel.py); 1 is the serial run. The CLI's default is
     # the CPUs this process may use; the library's stays serial for the scripts that call it.
@@ -294,7 +297,7 @@ def _run_selected(
         except (AdapterCrashed, AdapterTimedOut, ProtocolViolation, StrictModeViolation) as exc:
             runner.gave_up = lanes.gave_up = f"the adapter did not start: {exc}"
     settings = JobSettings(config.timeout, config.crash_moments, config.powerloss_states,
-                           workers_for(config.jobs))
+                           workers_for(config.jobs), config.trace_budget)
     return run_in_parallel(lanes, plan.cases, plan.write_checks, expected, settings, progress,
                            results)
 
@@ -369,6 +372,7 @@ def _run_write_harness(
             fresh_adapter, sandbox.runner / "write-harness", [check.id], expected, capabilities,
             timeout=config.timeout, gave_up=gave_up, moments=config.crash_moments,
             states=config.powerloss_states, workers=workers_for(config.jobs),
+            trace_budget=config.trace_budget,
         )
         results.append(result)
         if progress is not None:
@@ -407,6 +411,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         profile=args.profile,
         crash_moments=args.crash_moments,
         powerloss_states=args.powerloss_states,
+        trace_budget=args.trace_budget,
         shard=args.shard,
         jobs=default_jobs() if args.jobs is None else args.jobs,
     )
@@ -487,14 +492,7 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
-    run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
-                     help="kills of each crash check, H-104, H-150, H-151, H-153, beyond the "
-                     "first and last call of each kind (default: "
-                     f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
-    run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
-                     metavar="N", help="crash states built at most per crash point of the "
-                     f"power-loss checks, H-2xx and DH-1xx (default: {DEFAULT_STATES}; more "
-                     "explores more, seeded)")
+    _add_harness_options(run)
     run.add_argument("--shard", type=_shard, metavar="K/N",
                      help="run only part K of N of the selection, balanced by expected cost "
                           "(the same parts on every machine); join the reports with "
@@ -513,3 +511,31 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="no progress line on stderr (shown only on a terminal)")
     profile_option(run)
     run.set_defaults(run=cmd_run)
+
+
+def _add_harness_options(run: argparse.ArgumentParser) -> None:
+    """How hard the crash and power-loss checks look, and what their traces may cost."""
+    run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
+                     help="kills of each crash check, H-104, H-150, H-151, H-153, beyond the "
+                     "first and last call of each kind (default: "
+                     f"{CRASH_MOMENTS}; fewer is quicker and proves less)")
+    run.add_argument("--powerloss-states", type=positive_int, default=DEFAULT_STATES,
+                     metavar="N", help="crash states built at most per crash point of the "
+                     f"power-loss checks, H-2xx and DH-1xx (default: {DEFAULT_STATES}; more "
+                     "explores more, seeded)")
+    run.add_argument("--trace-budget", type=_trace_budget, default=DEFAULT_TRACE_BUDGET,
+                     metavar="MIB[:LINES]", help="trace one step of a power-loss check may "
+                     "write before the adapter is ended and the check fails TRACE_TOO_LARGE "
+                     f"(default: {DEFAULT_TRACE_BUDGET.bytes >> 20}:{DEFAULT_TRACE_BUDGET.lines})")
+
+
+def _trace_budget(text: str) -> TraceBudget:
+    """``--trace-budget MIB[:LINES]``: MiB (and lines) of trace per step, each at least 1."""
+    mib, _, lines = text.partition(":")
+    try:
+        budget = TraceBudget(int(mib) << 20, int(lines) if lines else DEFAULT_TRACE_BUDGET.lines)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not MIB[:LINES]: {text!r}") from None
+    if budget.bytes < 1 or budget.lines < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return budget

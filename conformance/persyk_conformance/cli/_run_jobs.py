@@ -18,6 +18,7 @@ from .._profiles import Profile
 from ..adapters._interface import Adapter
 from ..adapters._processes import run_is_ending
 from ..harness._registry import HarnessCheck, harness_results
+from ..harness._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 from ..run._lane_process import AdapterSpec, LaneDied, LaneProcess
 from ..run._outcomes import CaseResult
 from ..run._parallel import Job, case_is_apart, run_jobs
@@ -42,6 +43,7 @@ class JobSettings:
     moments: int
     states: int
     workers: int  # killed adapters a crash check runs at once (harness/_crash.workers_for)
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET  # per step of a power-loss check
 
 
 def plan_jobs(cases: list[Planned], checks: list[HarnessCheck]) -> list[Job]:
@@ -195,6 +197,7 @@ def _run_check(check: HarnessCheck, lanes: Lanes, expected: Mapping[str, str],
             lambda: lanes.make_adapter(sandbox), sandbox.runner / "write-harness", [check.id],
             expected, capabilities, timeout=settings.timeout, gave_up=lanes.gave_up,
             moments=settings.moments, states=settings.states, workers=settings.workers,
+            trace_budget=settings.trace_budget,
         )
     finally:
         sandbox.remove()

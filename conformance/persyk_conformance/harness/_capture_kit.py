@@ -36,6 +36,7 @@ from ._crash import (
     recording_options,
 )
 from ._moments import KillPoint, kill_points
+from ._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 
 __all__ = [
     "CRASH_MOMENTS",
@@ -80,6 +81,8 @@ class HarnessOptions:
     moments: int = CRASH_MOMENTS
     states: int = DEFAULT_STATES
     workers: int = WORKERS
+    # Power-loss checks: the trace one step may write (--trace-budget).
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,10 +25,26 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import overload
 
-from ._trace import O_ACCMODE, O_APPEND, O_CREAT, O_DSYNC, O_TRUNC, Op
+from ._descriptors import Description, DescriptorTables, Slot
+from ._trace import (
+    CLONE_FILES,
+    FD_CLOEXEC,
+    O_ACCMODE,
+    O_APPEND,
+    O_CLOEXEC,
+    O_CREAT,
+    O_DIRECT,
+    O_DSYNC,
+    O_TRUNC,
+    RWF_APPEND,
+    RWF_DSYNC,
+    RWF_SYNC,
+    Op,
+)
 
-__all__ = ["Change", "CrashState", "FileSystemModel", "Pending"]
+__all__ = ["Change", "CrashState", "FileSystemModel", "Pending", "Unverifiable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +81,20 @@ class CrashState:
         return tuple(sorted(self.files.items())), tuple(sorted(self.directories))
 
 
-@dataclass(slots=True)
-class _Open:
-    inode: int
-    offset: int
-    append: bool
-    sync: bool
+class Unverifiable(Exception):
+    """The trace holds a call the model does not understand on the workspace (a shared
+    writable mapping, io_uring, O_DIRECT, copy_file_range, ...), or a descriptor whose path
+    strace printed disagrees with the model: nothing it did can be taken as durable. The
+    message starts ``unverifiable: <call>``."""
 
 
 @dataclass(slots=True)
 class FileSystemModel:
-    """The workspace ``root`` as a program changes it, durable state kept apart."""
+    """The workspace ``root`` as a program changes it, durable state kept apart.
+
+    Descriptors are per process (``fds``, ``_descriptors``) and checked against the path
+    strace prints for them. ``same_fs``: paths outside the workspace that the edge found on
+    the workspace's file system (a ``syncfs`` through them syncs it)."""
 
     root: str
     names: dict[str, int] = field(default_factory=dict)  # what the program sees
@@ -86,14 +105,15 @@ class FileSystemModel:
     durable_data: dict[int, bytes] = field(default_factory=dict)
     file_changes: dict[int, list[Change]] = field(default_factory=dict)
     dir_changes: dict[str, list[Change]] = field(default_factory=dict)
-    fds: dict[int, _Open] = field(default_factory=dict)
-    dir_fds: dict[int, str] = field(default_factory=dict)  # descriptors of directories
+    fds: DescriptorTables = field(default_factory=DescriptorTables)
+    same_fs: frozenset[str] = frozenset()
     _next_inode: int = 0
 
     @classmethod
-    def start(cls, root: str, files: Mapping[str, bytes], dirs: Iterable[str]) -> FileSystemModel:
+    def start(cls, root: str, files: Mapping[str, bytes], dirs: Iterable[str],
+              same_fs: Iterable[str] = ()) -> FileSystemModel:
         """The workspace before the trace: everything in it is durable."""
-        model = cls(root.rstrip("/"))
+        model = cls(root.rstrip("/"), same_fs=frozenset(same_fs))
         model.dirs = {"", *dirs}
         model.durable_dirs = set(model.dirs)
         for path, content in files.items():
@@ -117,20 +137,73 @@ class FileSystemModel:
             return path[len(self.root) + 1 :]
         return None
 
+    # --- descriptors ---------------------------------------------------------------------
+
+    def _slot(self, op: Op) -> Slot | None:
+        """The slot ``op``'s descriptor names, checked against the path strace printed for it:
+        a workspace file the model does not hold there, or a workspace file of the model that
+        the kernel names outside, is a model that lost track (Unverifiable)."""
+        if op.fd is None:
+            return None
+        slot = self.fds.slot(op.pid, op.fd)
+        opened = slot.description if slot is not None else None
+        rel = self.relative(op.path)
+        if rel is not None and (opened is None or not (op.deleted or self._names(opened, rel))):
+            held = "no workspace file" if opened is None else self._held(opened)
+            raise Unverifiable(
+                f"unverifiable: {op.syscall or op.kind} at call {op.call}: strace names "
+                f"descriptor {op.fd} of process {op.pid} {rel or '(workspace)'}, the model "
+                f"holds {held} there")
+        if (rel is None and op.path is not None and opened is not None and not op.deleted
+                and (opened.dir is not None or self._name_of(opened.inode, None) is not None)):
+            raise Unverifiable(
+                f"unverifiable: {op.syscall or op.kind} at call {op.call}: strace names "
+                f"descriptor {op.fd} of process {op.pid} {op.path}, outside the workspace; the "
+                f"model holds {self._held(opened)} there")
+        return slot
+
+    def _names(self, opened: Description, rel: str) -> bool:
+        if opened.dir is not None:
+            return opened.dir == rel
+        return self.names.get(rel) == opened.inode
+
+    def _held(self, opened: Description) -> str:
+        if opened.dir is not None:
+            return f"the directory {opened.dir or '(workspace)'}"
+        return self._name_of(opened.inode)
+
+    def _opened(self, op: Op) -> Description | None:
+        slot = self._slot(op)
+        return slot.description if slot is not None else None
+
+    def holds_workspace_file(self, op: Op) -> bool:
+        """Whether ``op``'s descriptor is a workspace file or directory (never raises)."""
+        if op.fd is None:
+            return False
+        slot = self.fds.slot(op.pid, op.fd)
+        return slot is not None and slot.description is not None
+
     # --- feeding ---------------------------------------------------------------------------
 
     def apply(self, op: Op) -> None:
-        """Change the program's view by ``op``, and the durable state where DUR-1/DUR-3 say."""
+        """Change the program's view by ``op``, and the durable state where DUR-1/DUR-3 say;
+        raises Unverifiable for what the model cannot follow on the workspace."""
         handler = getattr(self, f"_on_{op.kind}")
         handler(op)
 
     def _on_open(self, op: Op) -> None:
-        rel = self.relative(op.path)
-        if rel is None or op.fd is None:
+        if op.fd is None:
             return
+        cloexec = bool(op.flags & O_CLOEXEC)
+        self.fds.put(op.pid, op.fd, Slot(None, cloexec))  # whatever was there before is gone
+        rel = self.relative(op.path)
+        if rel is None:
+            return
+        if op.flags & O_DIRECT:
+            raise Unverifiable(f"unverifiable: {op.syscall} with O_DIRECT of {rel} at call "
+                               f"{op.call}")
         if rel in self.dirs:
-            self.fds[op.fd] = _Open(-1, 0, False, False)
-            self.dir_fds[op.fd] = rel
+            self.fds.put(op.pid, op.fd, Slot(Description(-1, 0, False, False, dir=rel), cloexec))
             return
         if rel not in self.names:
             if not op.flags & O_CREAT:
@@ -141,19 +214,19 @@ class FileSystemModel:
             self.durable_data[inode] = b""
             self._dir_change(Change(op.call, "create", rel, inode=inode))
         inode = self.names[rel]
-        self.fds[op.fd] = _Open(inode, 0, bool(op.flags & O_APPEND), bool(op.flags & O_DSYNC))
-        self.dir_fds.pop(op.fd, None)
+        self.fds.put(op.pid, op.fd, Slot(Description(inode, 0, bool(op.flags & O_APPEND),
+                                                     bool(op.flags & O_DSYNC)), cloexec))
         if op.flags & O_TRUNC and op.flags & O_ACCMODE and self.data[inode]:
             self._file_change(inode, Change(op.call, "truncate", rel, size=0, inode=inode))
 
     def _on_write(self, op: Op) -> None:
-        opened = self.fds.get(op.fd) if op.fd is not None else None
-        if opened is None or opened.inode < 0:
+        opened = self._opened(op)
+        if opened is None or opened.dir is not None:
             return
         inode = opened.inode
         if op.offset is not None:
             at = op.offset
-        elif opened.append:
+        elif opened.append or op.flags & RWF_APPEND:
             at = len(self.data[inode])
         else:
             at = opened.offset
@@ -162,18 +235,18 @@ class FileSystemModel:
                                         inode=inode))
         if op.offset is None:
             opened.offset = at + len(op.data)
-        if opened.sync:  # DUR-1: O_SYNC/O_DSYNC writes are durable on return
+        if opened.sync or op.flags & (RWF_DSYNC | RWF_SYNC):  # DUR-1: durable on return
             self._sync_file(inode)
 
     def _on_seek(self, op: Op) -> None:
-        opened = self.fds.get(op.fd) if op.fd is not None else None
+        opened = self._opened(op)
         if opened is not None and op.size is not None:
             opened.offset = op.size
 
     def _on_truncate(self, op: Op) -> None:
         if op.fd is not None:
-            opened = self.fds.get(op.fd)
-            inode = opened.inode if opened is not None else -1
+            opened = self._opened(op)
+            inode = opened.inode if opened is not None and opened.dir is None else -1
         else:
             rel = self.relative(op.path)
             inode = self.names.get(rel, -1) if rel is not None else -1
@@ -183,18 +256,23 @@ class FileSystemModel:
                                         size=op.size or 0, inode=inode))
 
     def _on_sync(self, op: Op) -> None:
-        if op.fd is None:
-            return
-        if op.fd in self.dir_fds:
-            self._sync_dir(self.dir_fds[op.fd])
-            return
-        opened = self.fds.get(op.fd)
-        if opened is not None and opened.inode >= 0:
+        opened = self._opened(op)
+        if opened is None:
+            return  # DUR-1: a sync counts for the object it names, and nothing else
+        if opened.dir is not None:
+            self._sync_dir(opened.dir)
+        else:
             self._sync_file(opened.inode)
 
     # Decision (DUR-1): fdatasync counts as fsync for the file's bytes and size (Linux flushes
     # the metadata needed to read the data back); for a directory it persists its entries.
     _on_datasync = _on_sync
+
+    def _on_syncfs(self, op: Op) -> None:
+        """syncfs syncs the file system its descriptor is on: the workspace's only through a
+        workspace descriptor or a path the edge found on the same device (never /proc)."""
+        if self._opened(op) is not None or (op.path is not None and op.path in self.same_fs):
+            self._on_syncall(op)
 
     def _on_syncall(self, op: Op) -> None:
         for inode in list(self.file_changes):
@@ -204,7 +282,10 @@ class FileSystemModel:
 
     def _on_link(self, op: Op) -> None:
         source, target = self.relative(op.path), self.relative(op.target)
-        if source is None or target is None or source not in self.names:
+        if target is not None and (source is None or source not in self.names):
+            raise Unverifiable(f"unverifiable: {op.syscall or 'link'} at call {op.call} names "
+                               f"{target} after a file the model does not hold ({op.path})")
+        if source is None or target is None:
             return
         inode = self.names[source]
         self.names[target] = inode
@@ -212,20 +293,39 @@ class FileSystemModel:
 
     def _on_rename(self, op: Op) -> None:
         source, target = self.relative(op.path), self.relative(op.target)
-        if source is None or target is None:
+        if target is not None and (source is None or (source not in self.names
+                                                      and source not in self.dirs)):
+            raise Unverifiable(f"unverifiable: {op.syscall or 'rename'} at call {op.call} "
+                               f"moves {op.path}, which the model does not hold, to {target}")
+        if source is None:
+            return
+        if target is None:  # moved out of the workspace: gone from it, like a removal
+            if source in self.dirs:
+                self._drop_tree(source)
+                self._dir_change(Change(op.call, "rmdir", source))
+            elif source in self.names:
+                self._dir_change(Change(op.call, "unlink", source,
+                                        inode=self.names.pop(source)))
             return
         if source in self.dirs:
             self.dirs = {target + d[len(source):] if d == source or d.startswith(source + "/")
                          else d for d in self.dirs}
             for name in [n for n in self.names if n.startswith(source + "/")]:
                 self.names[target + name[len(source):]] = self.names.pop(name)
+            for opened in self.fds.descriptions():
+                if opened.dir is not None and (opened.dir == source
+                                               or opened.dir.startswith(source + "/")):
+                    opened.dir = target + opened.dir[len(source):]
             self._dir_change(Change(op.call, "rename", target, source=source))
-            return
-        if source not in self.names:
             return
         inode = self.names.pop(source)
         self.names[target] = inode
         self._dir_change(Change(op.call, "rename", target, inode=inode, source=source))
+
+    def _drop_tree(self, top: str) -> None:
+        self.dirs = {d for d in self.dirs if not (d == top or d.startswith(top + "/"))}
+        for name in [n for n in self.names if n.startswith(top + "/")]:
+            del self.names[name]
 
     def _on_unlink(self, op: Op) -> None:
         rel = self.relative(op.path)
@@ -250,24 +350,72 @@ class FileSystemModel:
 
     def _on_close(self, op: Op) -> None:
         if op.fd is not None:
-            self.fds.pop(op.fd, None)
-            self.dir_fds.pop(op.fd, None)
+            self.fds.close(op.pid, op.fd)
+
+    def _on_close_range(self, op: Op) -> None:
+        if op.fd is not None and op.size is not None:
+            self.fds.close_range(op.pid, op.fd, op.size, op.flags)
 
     def _on_dup(self, op: Op) -> None:
         if op.fd is None or op.new_fd is None:
             return
-        if op.fd in self.dir_fds:
-            self.dir_fds[op.new_fd] = self.dir_fds[op.fd]
-        if op.fd in self.fds:
-            self.fds[op.new_fd] = self.fds[op.fd]
+        slot = self._slot(op)
+        # The new descriptor is exactly the old one's file (None: not a workspace file).
+        self.fds.put(op.pid, op.new_fd, Slot(slot.description if slot is not None else None,
+                                             bool(op.flags & O_CLOEXEC)))
+
+    def _on_setfd(self, op: Op) -> None:
+        slot = self.fds.slot(op.pid, op.fd) if op.fd is not None else None
+        if slot is not None:
+            slot.cloexec = bool(op.flags & FD_CLOEXEC)
+
+    def _on_setfl(self, op: Op) -> None:
+        opened = self._opened(op)
+        if opened is None:
+            return
+        if op.flags & O_DIRECT:
+            raise Unverifiable(f"unverifiable: fcntl(F_SETFL, O_DIRECT) of {self._held(opened)} "
+                               f"at call {op.call}")
+        opened.append = bool(op.flags & O_APPEND)
+
+    def _on_fork(self, op: Op) -> None:
+        if op.new_pid is not None:
+            self.fds.fork(op.pid, op.new_pid, shared=bool(op.flags & CLONE_FILES))
+
+    def _on_unshare(self, op: Op) -> None:
+        if op.flags & CLONE_FILES:
+            self.fds.unshare(op.pid)
+
+    def _on_exec(self, op: Op) -> None:
+        self.fds.exec(op.pid)
+
+    def _on_unverifiable(self, op: Op) -> None:
+        """A call the model cannot follow: harmless unless it touches the workspace (io_uring
+        and AIO name no file: they always count)."""
+        opened = self._opened(op) if op.fd is not None else None
+        where = self.relative(op.path) if op.fd is None else None
+        target = self.relative(op.target)
+        if op.fd is None and op.path is None:
+            raise Unverifiable(f"unverifiable: {op.syscall} at call {op.call} (the model cannot "
+                               "see which files it writes)")
+        if opened is not None or where is not None or target is not None:
+            what = self._held(opened) if opened is not None else (where or target)
+            raise Unverifiable(f"unverifiable: {op.syscall} of {what} at call {op.call} (the "
+                               "model cannot see what it writes or makes durable)")
 
     # --- durable state ---------------------------------------------------------------------
 
-    def _name_of(self, inode: int) -> str:
+    @overload
+    def _name_of(self, inode: int) -> str: ...
+
+    @overload
+    def _name_of(self, inode: int, unnamed: None) -> str | None: ...
+
+    def _name_of(self, inode: int, unnamed: str | None = "") -> str | None:
         for name, node in self.names.items():
             if node == inode:
                 return name
-        return f"(an unnamed file, inode {inode})"
+        return f"(an unnamed file, inode {inode})" if unnamed is not None else None
 
     def _file_change(self, inode: int, change: Change) -> None:
         self.data[inode] = _changed(self.data[inode], change)

@@ -6,9 +6,12 @@ the disk may hold after a power cut at each moment, under the persistence model 
 rules (docs/spec.md; ``_fsmodel``):
 
 1. one adapter process runs the scenario's steps under ``strace``, with the bytes it writes;
+   the trace is read while it runs, within a budget per step (past it: ``TRACE_TOO_LARGE``);
 2. the trace is replayed onto the model (``_trace``, ``_fsmodel``), which keeps durable and
-   unsynced state apart; a crash point is every call that changes the workspace (a crash just
-   before it) and each reply (a crash just before and just after it is written);
+   unsynced state apart and follows each process's descriptors; a call it cannot follow on the
+   workspace makes the check fail ``unverifiable: <call>``; a crash point is every call that
+   changes the workspace (a crash just before it) and each reply (a crash just before and just
+   after it is written);
 3. at each crash point the model gives the crash states DUR-2..DUR-4 allow (every one when
    they are few, else a seeded sample of ``--powerloss-states`` of them, always including
    "nothing unsynced kept", "everything kept" and each file or directory alone kept or lost);
@@ -65,11 +68,11 @@ from typing import Any
 from ..adapters._interface import Adapter
 from ._capture_kit import DEFAULT_STATES, HarnessOptions
 from ._crash import CrashCheckUnsupported, call
-from ._fsmodel import CrashState, FileSystemModel
+from ._fsmodel import CrashState, FileSystemModel, Unverifiable
 from ._powerloss_cases import SCENARIOS, Scenario, Step
-from ._powerloss_run import lay_out, snapshot, trace_steps
+from ._powerloss_run import lay_out, on_the_same_file_system, snapshot, trace_steps
 from ._syncorder import missing_syncs
-from ._trace import Op, parse_trace
+from ._trace import Op, TraceTooLarge
 
 __all__ = [
     "DEFAULT_STATES",
@@ -86,7 +89,7 @@ MAX_PROBLEMS = 20
 TS = "2026-01-01T00:00:00.000Z"
 V1_HEADER = {"type": "session", "version": 1, "id": "harness-powerloss", "timestamp": TS}
 _MUTATING = frozenset({"open", "write", "truncate", "link", "rename", "unlink", "mkdir", "rmdir",
-                       "sync", "datasync", "syncall"})
+                       "sync", "datasync", "syncfs", "syncall"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,14 +330,24 @@ def _describe(op: Op, model: FileSystemModel) -> str:
 def _in_workspace(op: Op, model: FileSystemModel) -> bool:
     if op.kind not in _MUTATING:
         return False
-    if op.kind == "syncall" or model.relative(op.path) is not None:
+    if op.kind in ("syncall", "syncfs") or model.relative(op.path) is not None:
         return True
-    return op.fd is not None and (op.fd in model.fds or op.fd in model.dir_fds)
+    return model.relative(op.target) is not None or model.holds_workspace_file(op)
 
 
 def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], workdir: Path,
             options: HarnessOptions) -> tuple[list[str], int, int]:
-    """(problems, crash points, distinct states observed) of one scenario."""
+    """(problems, crash points, distinct states observed) of one scenario. A trace past its
+    budget (TRACE_TOO_LARGE) or a call the model cannot follow on the workspace
+    ("unverifiable: <call>") is the check's one problem: nothing is taken as durable."""
+    try:
+        return _explore(scenario, check_id, factory, workdir, options)
+    except (TraceTooLarge, Unverifiable) as exc:
+        return [str(exc)], 0, 0
+
+
+def _explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], workdir: Path,
+             options: HarnessOptions) -> tuple[list[str], int, int]:
     workspace = workdir / "traced"
     workspace.mkdir(parents=True)
     for name, data in scenario.setup.items():
@@ -342,7 +355,8 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
         (workspace / name).write_bytes(data)
     files, dirs = snapshot(workspace)
     steps = [(step.op, step.args(workspace), step.follow) for step in scenario.steps]
-    traced = trace_steps(factory, workspace, steps, workdir / "trace.txt", options.timeout)
+    traced = trace_steps(factory, workspace, steps, workdir / "trace.fifo", options.timeout,
+                         options.trace_budget)
     for (op, _, _), reply in zip(steps, traced.replies, strict=True):
         if "error" in reply:
             raise RuntimeError(f"the traced {op} was refused ({_code(reply)})")
@@ -351,7 +365,7 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
                      for i in _appended(step, r))
     scenario = replace(scenario, sent=(*scenario.sent, *appended),
                        repaired=final.get(f"session/{scenario.recording}", b""))
-    ops = parse_trace(traced.text)
+    ops = list(traced.ops)
     replies = [i for i, op in enumerate(ops)
                if op.kind == "write" and op.fd == 1 and (op.path or "").startswith("pipe:")]
     if not traced.greeted:
@@ -359,7 +373,9 @@ def explore(scenario: Scenario, check_id: str, factory: Callable[[], Adapter], w
     if len(replies) < len(steps) + 1:
         raise RuntimeError(f"the trace shows {len(replies)} replies on standard output, "
                            f"expected {len(steps) + 1}")
-    model = FileSystemModel.start(traced.root, files, dirs)
+    elsewhere = {op.path for op in ops if op.kind == "syncfs" and op.path is not None}
+    model = FileSystemModel.start(traced.root, files, dirs,
+                                  on_the_same_file_system(traced.root, elsewhere))
     verifier = factory()
     verifier.start(options.timeout)
     try:

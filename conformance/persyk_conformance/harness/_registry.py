@@ -31,6 +31,7 @@ from ._capture_kit import CRASH_MOMENTS, HarnessOptions
 from ._capture_race import capture_against_append_and_recovery, deletion_killed_in_the_middle
 from ._crash import WORKERS, CheckReport, recovery_killed_at_every_step, workers_for
 from ._crash import CrashCheckUnsupported as CheckUnsupported
+from ._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 
 __all__ = [
     "DEFAULT_STATES",
@@ -202,6 +203,7 @@ def run_harness(
     profile: str | None = "v1",
     states: int = _powerloss.DEFAULT_STATES,
     workers: int = WORKERS,
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET,
 ) -> list[HarnessResult]:
     """Run the checks of ``profile`` (every profile: None) in fresh directories under ``workdir``.
 
@@ -209,9 +211,10 @@ def run_harness(
     ``only`` restricts the run to those ids; ``timeout`` is the deadline of each step;
     ``moments`` the kills of the crash checks beyond coverage (H-104, H-150, H-151, H-153);
     ``states`` the crash states the power-loss checks build at most per crash point;
-    ``workers`` the killed adapters a crash check runs at once.
+    ``workers`` the killed adapters a crash check runs at once; ``trace_budget`` what one
+    step of a power-loss check may write into its trace (TRACE_TOO_LARGE past it).
     """
-    options = HarnessOptions(timeout, moments, states, workers)
+    options = HarnessOptions(timeout, moments, states, workers, trace_budget)
     results: list[HarnessResult] = []
     for check in HARNESS_CHECKS:
         if only is not None and check.id not in only:
@@ -242,6 +245,19 @@ def _run_one(check: HarnessCheck, factory: Callable[[], Adapter], workdir: Path,
     report = found if isinstance(found, CheckReport) else CheckReport(tuple(found))
     return HarnessResult(check.id, check.title, check.rules, not report.problems,
                          report.problems, explored=report.explored)
+
+
+# A power-loss check that could not judge the adapter fails with one problem that says why:
+# its trace passed the budget, or held a call the model cannot follow. Until the runner has an
+# outcome of its own for "could not verify", that problem is the failure's reason.
+_UNJUDGED = ("unverifiable: ", "TRACE_TOO_LARGE: ")
+
+
+def _failed_because(check: HarnessCheck, verdict: HarnessResult) -> str:
+    if len(verdict.problems) == 1 and verdict.problems[0].startswith(_UNJUDGED):
+        return verdict.problems[0]
+    kind = "write" if check.profile == _V1 else "dsh"
+    return f"the {kind} harness found problems"
 
 
 def known_capabilities(
@@ -276,13 +292,14 @@ def harness_results(
     moments: int = CRASH_MOMENTS,
     states: int = _powerloss.DEFAULT_STATES,
     workers: int = WORKERS,
+    trace_budget: TraceBudget = DEFAULT_TRACE_BUDGET,
 ) -> list[CaseResult]:
     """Run the selected checks and report each as a case result (kind ``harness``).
 
     ``gave_up``: the run no longer tries the adapter (it failed to start or timed out again
     and again); each check is then an error at once, with that reason.
     """
-    options = HarnessOptions(timeout, moments, states, workers)
+    options = HarnessOptions(timeout, moments, states, workers, trace_budget)
     results = []
     for check_id in checks:
         check = check_named(check_id)
@@ -299,8 +316,7 @@ def harness_results(
         elif verdict.passed:
             outcome, reason = Outcome.PASS, None
         else:
-            kind = "write" if check.profile == _V1 else "dsh"
-            outcome, reason = Outcome.FAIL, f"the {kind} harness found problems"
+            outcome, reason = Outcome.FAIL, _failed_because(check, verdict)
         result = CaseResult(
             id=check.id, title=check.title, kind="harness", rules=check.rules,
             requires=check.requires, level=check.level, outcome=outcome,
