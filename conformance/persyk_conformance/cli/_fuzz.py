@@ -161,7 +161,7 @@ def _print_finding(report: FuzzReport) -> None:
 def _brief(value: object, limit: int = 400) -> str:
     """One value on one line, every invisible character marked (a raw U+FEFF in the shrunk
     session was printed as nothing at all)."""
-    from ..reports._show import mark_invisible
+    from .._escape import mark_invisible
 
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = mark_invisible(text)

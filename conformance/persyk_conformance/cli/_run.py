@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from .._escape import for_terminal
 from .._profiles import Profile, profile_named
 from .._protocol import PROTOCOL_VERSION, ProtocolViolation
 from .._version import __version__
@@ -417,7 +418,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
     progress = sys.stderr if sys.stderr.isatty() and not args.no_progress else None
     record = execute(config, progress)
     if record.aborted is not None:
-        print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
+        print(f"persyk-conformance: {for_terminal(record.aborted)}", file=sys.stderr)
     if args.report is not None:
         args.report.write_text(dumps_report(record), "utf-8")
     if args.junit is not None:
