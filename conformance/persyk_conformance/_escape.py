@@ -95,9 +95,11 @@ def for_xml(text: str) -> str:
 
 def for_html(text: str) -> str:
     """HTML text or an attribute value: every control but LF and TAB marked, then ``<&>"'``
-    as entities. The site's templates apply it to every value they print (Jinja2's
-    ``finalize``), so autoescaping and the markers can never be forgotten apart."""
-    return _html_escape(_mark(text, _LAYOUT), quote=True)
+    as entities. Text that is markup already (it has ``__html__``, as what Jinja2's
+    autoescaping made of a value does) gets the markers only. The site's templates apply it
+    to every value they print (Jinja2's ``finalize``), so no value escapes it."""
+    marked = _mark(text, _LAYOUT)
+    return marked if hasattr(text, "__html__") else _html_escape(marked, quote=True)
 
 
 # JSON-1: the value is kept exact; JSON's \u escapes spell what a viewer of the file could not
