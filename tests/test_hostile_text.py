@@ -27,13 +27,22 @@ from persyk_conformance._escape import (
     for_terminal,
     for_xml,
 )
+from persyk_conformance._profiles import profile_named
 from persyk_conformance.cli import RunConfig, execute, main
+from persyk_conformance.reports._compare import (
+    compare_reports,
+    render_compare_json,
+    render_compare_markdown,
+    render_compare_text,
+)
 from persyk_conformance.reports._run import (
     dumps_report,
     render_junit,
     render_markdown,
     render_text,
 )
+from persyk_conformance.reports._show import show_case
+from persyk_conformance.run._progress import ProgressLine
 
 # Where each field is planted: the fake's flag, or the case tree (a title, an expected-failure
 # reason). "--plain" answers every validate with one ordinary diagnostic.
@@ -258,3 +267,38 @@ def test_html_escapes_markup_and_marks_controls_once() -> None:
             return str(self)
 
     assert for_html(Escaped("&lt;b&gt;\x1b")) == "&lt;b&gt;⟨U+001B⟩"  # markup already
+
+
+def test_compare_shows_hostile_names_and_titles_as_marks(folder: Path) -> None:
+    titled = json.loads(outputs("case-title", folder).json)
+    for case in titled["cases"]:
+        if case["id"] == "G-001":
+            case["outcome"] = "pass"  # a disagreement on the case whose title is hostile
+    first = folder / "compare-titled.json"
+    first.write_text(json.dumps(titled), "utf-8")
+    outputs("implementation-name", folder)  # its report.json
+    comparison = compare_reports([first, folder / "implementation-name" / "report.json"])
+    text = render_compare_text(comparison)
+    markdown = render_compare_markdown(comparison)
+    assert _only_printable(text) == [] and _only_printable(markdown) == []
+    assert "![" not in markdown and "<h2" not in markdown
+    _evidence("text", "implementation-name", text)
+    _evidence("markdown", "implementation-name", markdown)
+    spelled = render_compare_json(comparison)
+    assert _only_printable(spelled) == []
+    assert HOSTILE in {item["title"] for item in json.loads(spelled)["disagreements"]}
+
+
+def test_show_marks_a_hostile_title(folder: Path) -> None:
+    outputs("case-title", folder)
+    shown = show_case("G-001", folder / "case-title" / "cases", profile_named("v1"))
+    assert _only_printable(shown) == []
+    assert shown.startswith("G-001  x⟨CR⟩## ")
+
+
+def test_the_progress_line_marks_a_hostile_title() -> None:
+    stream = StringIO()
+    ProgressLine(stream, 3).running(1, "G-001", HOSTILE[:60])
+    own = "\r\x1b[K"  # the line's own rewrite, the one control it sends
+    assert stream.getvalue().startswith(own)
+    assert _only_printable(stream.getvalue().removeprefix(own)) == []

@@ -57,16 +57,15 @@ def _mark(text: str, keep: frozenset[str] = frozenset()) -> str:
     return _NOT_PLAIN.sub(one, text)
 
 
-def mark_invisible(text: str) -> str:
-    """``text`` with every character a reader could not see marked (``⟨CR⟩``, ``⟨U+202E⟩``;
-    a lone surrogate from ``surrogateescape`` as the byte that was not UTF-8). One line."""
-    return _mark(text)
-
-
 def for_terminal(text: str) -> str:
-    """A field of a line printed on a terminal or in a CI log: no control reaches the
-    terminal, and no line break either (``⟨LF⟩``)."""
+    """A field of a line printed on a terminal or in a CI log: every character a reader could
+    not see marked (``⟨CR⟩``, ``⟨U+202E⟩``; a lone surrogate from ``surrogateescape`` as the
+    byte that was not UTF-8), so no control reaches the terminal, and no line break either
+    (``⟨LF⟩``)."""
     return _mark(text)
+
+
+mark_invisible = for_terminal  # what ``show`` calls it: its bytes are marked the same way
 
 
 # MD-1: a field stays inside its cell and its line. Characters that open markup (inline HTML,
