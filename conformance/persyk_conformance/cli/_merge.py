@@ -4,11 +4,11 @@ K/N``) joined into the report of the whole run; ``reports/_merge.py`` does the j
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from .._escape import for_json
 from ._commands import Command, SubParsers
 from ._status import UsageProblem, Verdict
 
@@ -33,7 +33,7 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
     except MergeError as exc:
         raise UsageProblem(str(exc), command="merge") from None
     record = record_from_report(merged)
-    text = json.dumps(merged, indent=1, ensure_ascii=False) + "\n"
+    text = for_json(merged, indent=1) + "\n"
     try:
         if args.report is not None:
             args.report.write_text(text, "utf-8")
