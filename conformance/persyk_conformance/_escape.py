@@ -68,7 +68,7 @@ def for_terminal(text: str) -> str:
 mark_invisible = for_terminal  # what ``show`` calls it: its bytes are marked the same way
 
 
-# MD-1: a field stays inside its cell and its line. Characters that open markup (inline HTML,
+# A field stays inside its cell and its line. Characters that open markup (inline HTML,
 # links and images, emphasis, code spans, headings, strike-through, the table's |) are
 # backslash-escaped; <, > and & are entities (a backslash does not stop every HTML block).
 _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
@@ -101,7 +101,7 @@ def for_html(text: str) -> str:
     return marked if hasattr(text, "__html__") else _html_escape(marked, quote=True)
 
 
-# JSON-1: the value is kept exact; JSON's \u escapes spell what a viewer of the file could not
+# The value is kept exact; JSON's \u escapes spell what a viewer of the file could not
 # see (json.dumps already escapes C0; C1, the bidi controls and the rest pass through it raw).
 def _json_escape(match: re.Match[str]) -> str:
     char = match[0]

@@ -43,7 +43,7 @@ def _environment() -> Any:
     import markupsafe  # Jinja2's own dependency
 
     def finalize(value: Any) -> Any:
-        # HTML-1: every value a template prints, escaped or not yet, goes through for_html.
+        # Every value a template prints, escaped or not yet, goes through for_html.
         return markupsafe.Markup(for_html(value)) if isinstance(value, str) else value
 
     return jinja2.Environment(
