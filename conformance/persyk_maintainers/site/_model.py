@@ -195,10 +195,9 @@ def _answer(case: Mapping[str, Any]) -> Answer:
     )
 
 
-def _label(source: str, report: Mapping[str, Any]) -> str:
+def _name_and_version(source: str, report: Mapping[str, Any]) -> tuple[str, str]:
     hello = report["header"].get("implementation") or {}
-    return (f"{hello.get('name', f'(never started) {source}')} "
-            f"{hello.get('version', '?')}")
+    return str(hello.get("name", f"(never started) {source}")), str(hello.get("version", "?"))
 
 
 def build_model(
@@ -213,14 +212,13 @@ def build_model(
         raise SiteError(f"the reports are of different profiles: {', '.join(sorted(profiles))}")
     sources = [source for source, _ in reports]
     chosen = _checked_slugs(sources, slugs)
-    labels = [_label(source, report) for source, report in reports]
+    named = [_name_and_version(source, report) for source, report in reports]
+    labels = [f"{name} {version}" for name, version in named]
     implementations = []
     cases: dict[str, SiteCase] = {}
-    for (source, report), slug, label in zip(reports, chosen, labels, strict=True):
+    for (source, report), slug, (name, version) in zip(reports, chosen, named, strict=True):
         header = report["header"]
         hello = header.get("implementation") or {}
-        name = str(hello.get("name", f"(never started) {source}"))
-        version = str(hello.get("version", "?"))
         command = header.get("command")
         answers = {}
         for case in report["cases"]:
@@ -241,7 +239,7 @@ def build_model(
             contract=header["suite"]["contract"], mode=header.get("mode", "?"),
             started_at=header.get("started_at", ""), source=source, answers=answers,
             command=shlex.join(command) if command else "",
-            shown=_shown(label, source, slug, labels, sources),
+            shown=_shown(f"{name} {version}", source, slug, labels, sources),
         ))
     return SiteModel(profiles.pop(), tuple(implementations),
                      tuple(sorted(cases.values(), key=lambda c: c.id)))
