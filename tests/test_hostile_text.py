@@ -302,3 +302,16 @@ def test_the_progress_line_marks_a_hostile_title() -> None:
     own = "\r\x1b[K"  # the line's own rewrite, the one control it sends
     assert stream.getvalue().startswith(own)
     assert _only_printable(stream.getvalue().removeprefix(own)) == []
+
+
+def test_a_refused_hello_quoted_in_the_give_up_line_is_marked(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = write_cases(folder / "refused-hello")
+    assert main(["run", "--fixtures", str(tree), "--impl", fake("hostile_text", "--refused-hello"),
+                 "--timeout", str(FAKE_TIMEOUT), "--only", ",".join(CASES)]) == 1
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith("persyk-conformance: gave up on the adapter")
+    assert "⟨U+202E⟩" in line  # the schema's complaint quotes the name
+    assert _only_printable(captured.err) == [] and _only_printable(captured.out) == []

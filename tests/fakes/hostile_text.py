@@ -1,7 +1,9 @@
 """Puts tests/fakes/_hostile.py's text into the field its flag names: --name, --version,
 --language or --homepage (hello); --internal (an internal error's message); --stderr (a line on
 stderr, then a failing result); --diagnostic (a diagnostic's message and pointer); --unsupported
-(the message of an unsupported reply). Every other field is ordinary."""
+(the message of an unsupported reply); --refused-hello (a name past hello's 200 characters, so
+that the schema's complaint quoting it is the reason every start fails). Every other field is
+ordinary."""
 
 import sys
 
@@ -15,6 +17,8 @@ NAMES = {"--name": "name", "--version": "version", "--language": "language",
 implementation = {"name": "hostile", "version": "0", "language": "python"}
 if FIELD in NAMES:
     implementation[NAMES[FIELD]] = HOSTILE
+if FIELD == "--refused-hello":
+    implementation["name"] = HOSTILE * 3
 hello = {"protocol": 1, "implementation": implementation, "capabilities": ["read"]}
 
 
