@@ -225,6 +225,7 @@ PARTS = {
     "cr": "a\rb", "lf": "a\nb", "esc-osc": "\x1b]0;t\x07", "csi-c1": "\x9b2K", "nel": "\x85",
     "rlo": "\u202e", "lri": "\u2066", "pdi": "\u2069", "line-separator": "\u2028",
     "bom": "\ufeff", "lone-surrogate": "\ud800", "nul": "\x00", "noncharacter": "\uffff",
+    "del": "\x7f", "tag-character": "\U000e0001", "private-use": "\ue000",
 }
 
 
