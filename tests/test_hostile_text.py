@@ -35,6 +35,7 @@ from persyk_conformance.reports._compare import (
     render_compare_markdown,
     render_compare_text,
 )
+from persyk_conformance.reports._merge import record_from_report
 from persyk_conformance.reports._run import (
     dumps_report,
     render_junit,
@@ -316,3 +317,22 @@ def test_a_refused_hello_quoted_in_the_give_up_line_is_marked(
     assert line.startswith("persyk-conformance: gave up on the adapter")
     assert "⟨U+202E⟩" in line  # the schema's complaint quotes the name
     assert _only_printable(captured.err) == [] and _only_printable(captured.out) == []
+
+
+def test_a_handed_over_reports_rules_and_levels_are_marked_too(folder: Path) -> None:
+    """A report given to merge, compare or site may hold any strings where a run writes rule
+    ids and levels (report.schema.json does not pattern them)."""
+    report = json.loads(outputs("case-title", folder).json)
+    for case in report["cases"]:
+        case["rules"], case["level"] = [HOSTILE], HOSTILE
+    record = record_from_report(report)
+    for text in (render_text(record), render_markdown(record), render_junit(record)):
+        assert _only_printable(text) == []
+    ET.fromstring(render_junit(record))
+    first, second = folder / "rules-first.json", folder / "rules-second.json"
+    first.write_text(json.dumps(report), "utf-8")
+    report["cases"][0]["outcome"] = "pass"  # a disagreement, with its level and rules
+    second.write_text(json.dumps(report), "utf-8")
+    comparison = compare_reports([first, second])
+    for text in (render_compare_text(comparison), render_compare_markdown(comparison)):
+        assert _only_printable(text) == []

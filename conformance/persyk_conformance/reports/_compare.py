@@ -243,7 +243,7 @@ def render_compare_text(comparison: Comparison, *, limit: int | None = None) -> 
                         ("", (comparison.total,))):
         lines += ["", header.replace(" " * 8, f"{title:<8}", 1)]
         lines += [
-            f"{row.group:<8} {row.cases:>6} "
+            f"{for_terminal(row.group):<8} {row.cases:>6} "
             + " ".join(f"{_cell(cell):>{width}}" for cell, width in zip(row.cells, widths,
                                                                         strict=True))
             for row in rows
@@ -255,7 +255,7 @@ def render_compare_text(comparison: Comparison, *, limit: int | None = None) -> 
     shown = comparison.disagreements if limit is None else comparison.disagreements[:limit]
     for item in shown:
         outcomes = "  ".join(f"[{i + 1}] {o or '-':<11}" for i, o in enumerate(item.outcomes))
-        lines.append(f"  {item.case.id:<7} {item.case.level:<6} {outcomes} "
+        lines.append(f"  {item.case.id:<7} {for_terminal(item.case.level):<6} {outcomes} "
                      f"{for_terminal(item.case.title)}")
     if len(shown) < len(comparison.disagreements):
         lines.append(f"  ... and {len(comparison.disagreements) - len(shown)} more")
@@ -286,7 +286,7 @@ def render_compare_markdown(comparison: Comparison, *, limit: int | None = None)
     for title, rows in (("area", comparison.areas), ("level", levels)):
         lines += ["", f"| {title} | cases | " + " | ".join(names) + " |",
                   "|---|---:|" + "---:|" * len(columns)]
-        lines += [f"| {row.group} | {row.cases} | "
+        lines += [f"| {for_markdown(row.group)} | {row.cases} | "
                   + " | ".join(_cell(cell).replace("/", " / ") for cell in row.cells) + " |"
                   for row in rows]
     lines += ["", f"**{_disagreement_title(comparison)}**", "",
@@ -298,7 +298,8 @@ def render_compare_markdown(comparison: Comparison, *, limit: int | None = None)
     if shown:
         lines += ["| case | level | rules | " + " | ".join(names) + " | title |",
                   "|---|---|---|" + "---|" * len(columns) + "---|"]
-        lines += [f"| {d.case.id} | {d.case.level} | {', '.join(d.case.rules)} | "
+        lines += [f"| {d.case.id} | {for_markdown(d.case.level)} | "
+                  f"{for_markdown(', '.join(d.case.rules))} | "
                   + " | ".join(o or "-" for o in d.outcomes) + f" | {for_markdown(d.case.title)} |"
                   for d in shown]
     if len(shown) < len(comparison.disagreements):

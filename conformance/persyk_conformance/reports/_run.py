@@ -246,7 +246,7 @@ def _folded(record: RunRecord) -> list[str]:
 
 def _area_table(record: RunRecord) -> list[str]:
     lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}"]
-    lines += [f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
+    lines += [f"{for_terminal(row.area):<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
               f"{row.expected:>6} {row.unsupported:>7}" for row in area_summary(record.results)]
     return [*lines, AREAS_NOTE]
 
@@ -257,8 +257,8 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
     reason. ``quiet``: one line per failing case, no tables. ``verbose``: every case, passes,
     expected failures and unsupported ones each on its own."""
     lines = [
-        f"persyk-conformance {record.suite_version} (profile {record.profile}, contract "
-        f"{profile_contract_version(record.profile)}, protocol {record.protocol}) against "
+        f"persyk-conformance {for_terminal(record.suite_version)} (profile {record.profile}, "
+        f"contract {profile_contract_version(record.profile)}, protocol {record.protocol}) against "
         f"{_impl_name(record, for_terminal)} [{record.mode}]",
         _verdict_line(record),
         "",
@@ -310,7 +310,7 @@ def render_markdown(record: RunRecord) -> str:
     lines = [
         f"## {icon} Persyk conformance: {_impl_name(record, for_markdown)} {verdict}",
         "",
-        f"Suite {record.suite_version}, profile {record.profile}, contract "
+        f"Suite {for_markdown(record.suite_version)}, profile {record.profile}, contract "
         f"{profile_contract_version(record.profile)}, "
         f"protocol {record.protocol}, {record.mode}; "
         f"{plural(len(record.results), 'case')}: {_totals_line(record)}.",
@@ -322,8 +322,8 @@ def render_markdown(record: RunRecord) -> str:
     ]
     for row in area_summary(record.results):
         lines.append(
-            f"| {row.area} | {row.cases} | {row.passed} | {row.failed} | {row.expected} "
-            f"| {row.unsupported} |"
+            f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
+            f"| {row.expected} | {row.unsupported} |"
         )
     lines.append("")
     lines.append(AREAS_NOTE)
@@ -411,13 +411,14 @@ def _junit_properties(case: ET.Element, r: CaseResult) -> None:
     """A testcase's rules (with level and section), its level, folder and what it explored."""
     case_properties = ET.SubElement(case, "properties")
     for rule in rule_details(r.rules):
-        ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
-        ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
-                      value=rule["level"])
-        ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
-                      value=rule["section"])
+        rule_id = for_xml(rule["id"])  # a merged report's rules are any strings
+        ET.SubElement(case_properties, "property", name="rule", value=rule_id)
+        ET.SubElement(case_properties, "property", name=f"{rule_id}.level",
+                      value=for_xml(rule["level"]))
+        ET.SubElement(case_properties, "property", name=f"{rule_id}.section",
+                      value=for_xml(rule["section"]))
     if r.level is not None:
-        ET.SubElement(case_properties, "property", name="level", value=r.level)
+        ET.SubElement(case_properties, "property", name="level", value=for_xml(r.level))
     if r.folder is not None:
         ET.SubElement(case_properties, "property", name="folder", value=for_xml(r.folder))
     if r.explored is not None:
