@@ -137,6 +137,7 @@ SESSION_LINES = 20  # lines of the shrunk session printed
 def _print_finding(report: FuzzReport) -> None:
     """The disagreement: where, what differs, both replies, the shrunk session marked as
     ``show`` marks it."""
+    from .._escape import for_terminal
     from ..reports._show import escape_bytes  # here: `fuzz --help` loads no case machinery
 
     finding = report.finding
@@ -145,7 +146,7 @@ def _print_finding(report: FuzzReport) -> None:
     print(f"fuzz: DISAGREEMENT on {finding.probe.origin}, step {finding.step + 1} ({step.op}), "
           f"shrunk in {report.shrink_calls} call(s):")
     for problem in finding.mismatches:
-        print(f"  - {problem}")
+        print(f"  - {for_terminal(problem)}")
     print(f"  implementation: {_brief(finding.implementation[finding.step].reply)}")
     print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
     print(f"  session.jsonl ({len(finding.probe.data)} bytes, marked as `show` marks "
@@ -161,8 +162,8 @@ def _print_finding(report: FuzzReport) -> None:
 def _brief(value: object, limit: int = 400) -> str:
     """One value on one line, every invisible character marked (a raw U+FEFF in the shrunk
     session was printed as nothing at all)."""
-    from ..reports._show import mark_invisible
+    from .._escape import for_terminal
 
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = mark_invisible(text)
+    text = for_terminal(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

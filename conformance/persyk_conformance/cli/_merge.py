@@ -4,11 +4,11 @@ K/N``) joined into the report of the whole run; ``reports/_merge.py`` does the j
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from .._escape import for_json
 from ._commands import Command, SubParsers
 from ._report_files import write_report_files
 from ._status import UsageProblem, Verdict
@@ -37,7 +37,7 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
         print(f"persyk-conformance merge: mixed shards: shard {shard['shard']} ({shard['report']})"
               f" ran {len(shard['cases'])} case(s) with {_declared(shard)}", file=sys.stderr)
     record = record_from_report(merged)
-    text = json.dumps(merged, indent=1, ensure_ascii=False) + "\n"
+    text = for_json(merged, indent=1) + "\n"
     written = write_report_files([(args.report, lambda: text),
                                   (args.junit, lambda: render_junit(record))], command="merge")
     if args.format == "json":

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from .._escape import for_terminal
 from .._profiles import Profile, profile_named
 from .._protocol import PROTOCOL_VERSION, ProtocolViolation
 from .._version import __version__
@@ -424,7 +425,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         record = execute(config, progress)
         signals.raising = False  # from here a first signal waits for the reports (Rule 1)
         if record.aborted is not None:
-            print(f"persyk-conformance: {record.aborted}", file=sys.stderr)
+            print(f"persyk-conformance: {for_terminal(record.aborted)}", file=sys.stderr)
         written = write_report_files([(args.report, lambda: dumps_report(record)),
                                       (args.junit, lambda: render_junit(record))])
         try:

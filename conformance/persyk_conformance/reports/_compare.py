@@ -11,7 +11,6 @@ and per level; a *disagreement* is a case that one implementation passes and ano
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +20,7 @@ from typing import Any
 import jsonschema_rs
 
 from .._bounded import JsonLimits, Refused, read_json
+from .._escape import for_json, for_markdown, for_terminal
 from .._protocol import load_schema, schema_problems
 
 _REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a run report of every case
@@ -231,9 +231,9 @@ def render_compare_text(comparison: Comparison, *, limit: int | None = None) -> 
     columns = comparison.columns
     lines = [f"{len(columns)} implementations side by side; each cell is "
              "pass/fail/xfail/unsupported"]
-    lines += [f"  [{i + 1}] {c.name} (contract {c.contract}, {c.source})"
-              for i, c in enumerate(columns)]
-    lines += [f"note: {note}" for note in comparison.notes]
+    lines += [f"  [{i + 1}] {for_terminal(c.name)} (contract {for_terminal(c.contract)}, "
+              f"{for_terminal(c.source)})" for i, c in enumerate(columns)]
+    lines += [f"note: {for_terminal(note)}" for note in comparison.notes]
     widths = [max(17, *(len(_cell(row.cells[i])) for row in _all_rows(comparison)))
               for i in range(len(columns))]
     header = f"{'':<8} {'cases':>6} " + " ".join(
@@ -243,7 +243,7 @@ def render_compare_text(comparison: Comparison, *, limit: int | None = None) -> 
                         ("", (comparison.total,))):
         lines += ["", header.replace(" " * 8, f"{title:<8}", 1)]
         lines += [
-            f"{row.group:<8} {row.cases:>6} "
+            f"{for_terminal(row.group):<8} {row.cases:>6} "
             + " ".join(f"{_cell(cell):>{width}}" for cell, width in zip(row.cells, widths,
                                                                         strict=True))
             for row in rows
@@ -255,7 +255,8 @@ def render_compare_text(comparison: Comparison, *, limit: int | None = None) -> 
     shown = comparison.disagreements if limit is None else comparison.disagreements[:limit]
     for item in shown:
         outcomes = "  ".join(f"[{i + 1}] {o or '-':<11}" for i, o in enumerate(item.outcomes))
-        lines.append(f"  {item.case.id:<7} {item.case.level:<6} {outcomes} {item.case.title}")
+        lines.append(f"  {item.case.id:<7} {for_terminal(item.case.level):<6} {outcomes} "
+                     f"{for_terminal(item.case.title)}")
     if len(shown) < len(comparison.disagreements):
         lines.append(f"  ... and {len(comparison.disagreements) - len(shown)} more")
     return "\n".join(lines) + "\n"
@@ -274,18 +275,18 @@ def _disagreement_title(comparison: Comparison) -> str:
 def render_compare_markdown(comparison: Comparison, *, limit: int | None = None) -> str:
     """The matrix and the disagreements as Markdown tables."""
     columns = comparison.columns
-    names = [_md(column.name) for column in columns]
+    names = [for_markdown(column.name) for column in columns]
     lines = ["Each cell is **pass / fail / xfail / unsupported** (fail: fail, error, crash, "
              "timeout or xpass; xfail: a failure the implementation's expected-failures file "
              "lists).", ""]
-    lines += [f"- {_md(c.name)}: contract {c.contract}, report `{Path(c.source).name}`"
-              for c in columns]
-    lines += [f"- note: {_md(note)}" for note in comparison.notes]
+    lines += [f"- {for_markdown(c.name)}: contract {for_markdown(c.contract)}, report "
+              f"{for_markdown(Path(c.source).name)}" for c in columns]
+    lines += [f"- note: {for_markdown(note)}" for note in comparison.notes]
     levels = (*comparison.levels, comparison.total)
     for title, rows in (("area", comparison.areas), ("level", levels)):
         lines += ["", f"| {title} | cases | " + " | ".join(names) + " |",
                   "|---|---:|" + "---:|" * len(columns)]
-        lines += [f"| {row.group} | {row.cases} | "
+        lines += [f"| {for_markdown(row.group)} | {row.cases} | "
                   + " | ".join(_cell(cell).replace("/", " / ") for cell in row.cells) + " |"
                   for row in rows]
     lines += ["", f"**{_disagreement_title(comparison)}**", "",
@@ -297,16 +298,13 @@ def render_compare_markdown(comparison: Comparison, *, limit: int | None = None)
     if shown:
         lines += ["| case | level | rules | " + " | ".join(names) + " | title |",
                   "|---|---|---|" + "---|" * len(columns) + "---|"]
-        lines += [f"| {d.case.id} | {d.case.level} | {', '.join(d.case.rules)} | "
-                  + " | ".join(o or "-" for o in d.outcomes) + f" | {_md(d.case.title)} |"
+        lines += [f"| {d.case.id} | {for_markdown(d.case.level)} | "
+                  f"{for_markdown(', '.join(d.case.rules))} | "
+                  + " | ".join(o or "-" for o in d.outcomes) + f" | {for_markdown(d.case.title)} |"
                   for d in shown]
     if len(shown) < len(comparison.disagreements):
         lines.append(f"\n... and {len(comparison.disagreements) - len(shown)} more")
     return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render_compare_json(comparison: Comparison) -> str:
@@ -335,4 +333,4 @@ def render_compare_json(comparison: Comparison) -> str:
             for d in comparison.disagreements
         ],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return for_json(data) + "\n"

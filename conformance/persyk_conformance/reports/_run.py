@@ -1,21 +1,22 @@
 """Reports of one run: JSON (schemas/protocol/report.schema.json), text, Markdown, JUnit XML.
 
-All renderers are pure functions of a :class:`RunRecord`; the CLI decides where they go.
+All renderers are pure functions of a :class:`RunRecord`; the CLI decides where they go. Every
+field an adapter or a case can influence goes through the escaping function of the format
+(persyk_conformance/_escape.py) where it is put into a line, never anywhere else.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from persyk_contract import profile_contract_version
 
+from .._escape import for_json, for_markdown, for_terminal, for_xml
 from .._profiles import PROFILES
 from ..cases._explain import rule_details, rule_line
 from ..cases._load import default_root
@@ -107,11 +108,11 @@ def report_json(record: RunRecord) -> dict[str, Any]:
 STOPPED_EARLY = "The run stopped early"
 
 
-def _impl_name(record: RunRecord) -> str:
+def _impl_name(record: RunRecord, escape: Callable[[str], str]) -> str:
     impl = record.implementation
     if not impl:
         return "(unknown implementation)"
-    return f"{impl['name']} {impl['version']} ({impl['language']})"
+    return f"{escape(impl['name'])} {escape(impl['version'])} ({escape(impl['language'])})"
 
 
 def plural(count: int, noun: str) -> str:
@@ -125,16 +126,18 @@ def _totals_line(record: RunRecord) -> str:
     return ", ".join(parts) or "no cases"
 
 
-def failure_lines(result: CaseResult, profile: str = "v1") -> list[str]:
+def failure_lines(
+    result: CaseResult, profile: str = "v1", escape: Callable[[str], str] = for_terminal
+) -> list[str]:
     """Everything an implementer needs to act on a case that did not pass: its rules with
     their level and spec section, its folder, the deciding step, every mismatch, and what the
-    step expected (the same lines in every format)."""
-    lines = [f"rules: {rule_line(result.rules)}" if result.rules else "rules: (none)"]
+    step expected (the same lines in every format, each field through ``escape``)."""
+    lines = [f"rules: {escape(rule_line(result.rules))}" if result.rules else "rules: (none)"]
     if result.folder is not None:
-        lines.append(f"case folder: {result.folder}")
+        lines.append(f"case folder: {escape(result.folder)}")
     if result.kind != "harness":
-        lines.append(f"look at it: {show_command(result, profile)}")
-    lines.extend(part for part in result.describe().splitlines() if part.strip())
+        lines.append(f"look at it: {escape(show_command(result, profile))}")
+    lines.extend(part for part in result.describe(escape).split("\n") if part.strip())
     if result.outcome is Outcome.XPASS:
         lines.append("it passes now: remove its entry from the expected-failures file")
     return lines
@@ -207,7 +210,8 @@ GROUPS_SHOWN = 8  # reasons listed per folded group: the report fits one screen
 
 
 def _groups(groups: list[tuple[str, list[str]]]) -> list[str]:
-    lines = [f"    {len(ids):>4}  {why}: {_id_list(ids)}" for why, ids in groups[:GROUPS_SHOWN]]
+    lines = [f"    {len(ids):>4}  {for_terminal(why)}: {_id_list(ids)}"
+             for why, ids in groups[:GROUPS_SHOWN]]
     rest = groups[GROUPS_SHOWN:]
     if rest:
         lines.append(f"          ... {plural(sum(len(ids) for _, ids in rest), 'case')} more, "
@@ -242,7 +246,7 @@ def _folded(record: RunRecord) -> list[str]:
 
 def _area_table(record: RunRecord) -> list[str]:
     lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}"]
-    lines += [f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
+    lines += [f"{for_terminal(row.area):<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
               f"{row.expected:>6} {row.unsupported:>7}" for row in area_summary(record.results)]
     return [*lines, AREAS_NOTE]
 
@@ -253,9 +257,9 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
     reason. ``quiet``: one line per failing case, no tables. ``verbose``: every case, passes,
     expected failures and unsupported ones each on its own."""
     lines = [
-        f"persyk-conformance {record.suite_version} (profile {record.profile}, contract "
-        f"{profile_contract_version(record.profile)}, protocol {record.protocol}) against "
-        f"{_impl_name(record)} [{record.mode}]",
+        f"persyk-conformance {for_terminal(record.suite_version)} (profile {record.profile}, "
+        f"contract {profile_contract_version(record.profile)}, protocol {record.protocol}) against "
+        f"{_impl_name(record, for_terminal)} [{record.mode}]",
         _verdict_line(record),
         "",
     ]
@@ -267,38 +271,35 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
             quiet and result.outcome not in FAILING)
         if not shown:
             continue
-        lines.append(f"{str(result.outcome).upper():<11} {result.id}  {result.title}")
+        lines.append(f"{str(result.outcome).upper():<11} {result.id}  "
+                     f"{for_terminal(result.title)}")
         if quiet or (result.outcome is Outcome.PASS and not result.explored):
             continue
         if result.outcome in FAILING:
             lines.extend("    " + part for part in failure_lines(result, record.profile))
             if result.stderr:
-                tail = result.stderr.strip().splitlines()[-5:]
+                tail = result.stderr.strip().split("\n")[-5:]
                 lines.append("    adapter stderr (tail):")
-                lines.extend("      " + part for part in tail)
+                lines.extend("      " + for_terminal(part) for part in tail)
         else:
-            lines.extend("    " + part for part in result.describe().splitlines()
+            lines.extend("    " + part for part in result.describe(for_terminal).split("\n")
                          if part.strip())
     if not_run.ids:
-        lines.append(f"ERROR       {plural(len(not_run.ids), 'case')} {not_run.reason}")
+        lines.append(f"ERROR       {plural(len(not_run.ids), 'case')} "
+                     f"{for_terminal(not_run.reason)}")
         if not quiet:
             lines.append(f"    {_id_list(list(not_run.ids))}")
     if quiet:
         if record.aborted is not None:
-            lines.append(f"{STOPPED_EARLY}: {record.aborted}")
+            lines.append(f"{STOPPED_EARLY}: {for_terminal(record.aborted)}")
         return "\n".join(lines) + "\n"
     if not verbose:
         lines += _folded(record)
     lines += ["", *_area_table(record), ""]
     if record.aborted is not None:
-        lines.append(f"{STOPPED_EARLY}: {record.aborted}")
+        lines.append(f"{STOPPED_EARLY}: {for_terminal(record.aborted)}")
     lines.append(_verdict_line(record))
     return "\n".join(lines) + "\n"
-
-
-def _md_escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
-            .replace("\n", " "))
 
 
 def render_markdown(record: RunRecord) -> str:
@@ -307,22 +308,22 @@ def render_markdown(record: RunRecord) -> str:
         verdict += f" ({NOTHING_TESTED})"
     icon = "✅" if record.passed else "❌"
     lines = [
-        f"## {icon} Persyk conformance: {_md_escape(_impl_name(record))} {verdict}",
+        f"## {icon} Persyk conformance: {_impl_name(record, for_markdown)} {verdict}",
         "",
-        f"Suite {record.suite_version}, profile {record.profile}, contract "
+        f"Suite {for_markdown(record.suite_version)}, profile {record.profile}, contract "
         f"{profile_contract_version(record.profile)}, "
         f"protocol {record.protocol}, {record.mode}; "
         f"{plural(len(record.results), 'case')}: {_totals_line(record)}.",
         "",
-        *([f"**{STOPPED_EARLY}: {_md_escape(record.aborted)}**", ""]
+        *([f"**{STOPPED_EARLY}: {for_markdown(record.aborted)}**", ""]
           if record.aborted is not None else []),
         "| area | cases | passed | failed | xfail | unsupported/skipped |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for row in area_summary(record.results):
         lines.append(
-            f"| {row.area} | {row.cases} | {row.passed} | {row.failed} | {row.expected} "
-            f"| {row.unsupported} |"
+            f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
+            f"| {row.expected} | {row.unsupported} |"
         )
     lines.append("")
     lines.append(AREAS_NOTE)
@@ -330,25 +331,25 @@ def render_markdown(record: RunRecord) -> str:
     if unsupported:
         lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
         lines += [
-            f"| {len(ids)} | {_md_escape(why)} | {_id_list(ids)} |" for why, ids in unsupported
+            f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unsupported
         ]
     not_run = _not_run(record)
     if not_run.ids:
-        lines += ["", f"**{len(not_run.ids)} case(s) {_md_escape(not_run.reason)}**"]
+        lines += ["", f"**{len(not_run.ids)} case(s) {for_markdown(not_run.reason)}**"]
     explored = [r for r in record.results if r.explored is not None]
     if explored:
         # What each crash check proved, passed or not.
         lines += ["", "### Kill moments explored", "", "| check | outcome | explored |",
                   "|---|---|---|"]
-        lines += [f"| `{r.id}` | {r.outcome} | {_md_escape(r.explored or '')} |"
+        lines += [f"| `{r.id}` | {r.outcome} | {for_markdown(r.explored or '')} |"
                   for r in explored]
     problems = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
     if problems:
         lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
         for r in problems:
             # Every line: rules, folder, the step, each mismatch, what the step expected.
-            why = "<br>".join(_md_escape(line) for line in failure_lines(r, record.profile))
-            lines.append(f"| `{r.id}` | {r.outcome} | {_md_escape(r.title)} | {why} |")
+            why = "<br>".join(failure_lines(r, record.profile, for_markdown))
+            lines.append(f"| `{r.id}` | {r.outcome} | {for_markdown(r.title)} | {why} |")
     return "\n".join(lines) + "\n"
 
 
@@ -368,38 +369,40 @@ def render_junit(record: RunRecord) -> str:
         timestamp=record.started_at,
     )
     properties = ET.SubElement(suite, "properties")
-    ET.SubElement(properties, "property", name="implementation", value=_impl_name(record))
+    ET.SubElement(properties, "property", name="implementation",
+                  value=_impl_name(record, for_xml))
     ET.SubElement(properties, "property", name="protocol", value=str(record.protocol))
     ET.SubElement(properties, "property", name="profile", value=record.profile)
     if record.aborted is not None:
-        ET.SubElement(properties, "property", name="aborted", value=_xml_safe(record.aborted))
+        ET.SubElement(properties, "property", name="aborted", value=for_xml(record.aborted))
         stopped = ET.SubElement(suite, "testcase", classname="persyk.run",
                                 name=STOPPED_EARLY, time="0.000")
-        ET.SubElement(stopped, "error", message=_xml_safe(record.aborted[:500]),
+        ET.SubElement(stopped, "error", message=for_xml(record.aborted[:500]),
                       type="aborted")
     for r in record.results:
         case = ET.SubElement(
             suite,
             "testcase",
             classname=f"persyk.{r.kind}",
-            name=f"{r.id} {r.title}",
+            name=f"{r.id} {for_xml(r.title)}",
             time=f"{r.duration_ms / 1000:.3f}",
         )
         _junit_properties(case, r)
-        text = ("\n".join(failure_lines(r, record.profile)) if r.outcome in FAILING
-                else r.describe())
-        first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
-        message = _xml_safe(first[:500])
+        text = ("\n".join(failure_lines(r, record.profile, for_xml)) if r.outcome in FAILING
+                else r.describe(for_xml))
+        # The runner's first line: an adapter's own line breaks are marked, not a line end.
+        first = r.describe(for_terminal).split("\n")[0] or str(r.outcome)
+        message = for_xml(first[:500])
         if r.outcome in (Outcome.FAIL, Outcome.XPASS):
             element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
-            element.text = _xml_safe(text)
+            element.text = text
         elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
             element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
-            element.text = _xml_safe(text)
+            element.text = text
         elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
-            ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}: {message}"))
+            ET.SubElement(case, "skipped", message=for_xml(f"{r.outcome}: {message}"))
         if r.stderr:
-            ET.SubElement(case, "system-err").text = _xml_safe(r.stderr)
+            ET.SubElement(case, "system-err").text = for_xml(r.stderr)
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -408,26 +411,19 @@ def _junit_properties(case: ET.Element, r: CaseResult) -> None:
     """A testcase's rules (with level and section), its level, folder and what it explored."""
     case_properties = ET.SubElement(case, "properties")
     for rule in rule_details(r.rules):
-        ET.SubElement(case_properties, "property", name="rule", value=rule["id"])
-        ET.SubElement(case_properties, "property", name=f"{rule['id']}.level",
-                      value=rule["level"])
-        ET.SubElement(case_properties, "property", name=f"{rule['id']}.section",
-                      value=rule["section"])
+        rule_id = for_xml(rule["id"])  # a merged report's rules are any strings
+        ET.SubElement(case_properties, "property", name="rule", value=rule_id)
+        ET.SubElement(case_properties, "property", name=f"{rule_id}.level",
+                      value=for_xml(rule["level"]))
+        ET.SubElement(case_properties, "property", name=f"{rule_id}.section",
+                      value=for_xml(rule["section"]))
     if r.level is not None:
-        ET.SubElement(case_properties, "property", name="level", value=r.level)
+        ET.SubElement(case_properties, "property", name="level", value=for_xml(r.level))
     if r.folder is not None:
-        ET.SubElement(case_properties, "property", name="folder", value=_xml_safe(r.folder))
+        ET.SubElement(case_properties, "property", name="folder", value=for_xml(r.folder))
     if r.explored is not None:
-        ET.SubElement(case_properties, "property", name="explored", value=r.explored)
-
-
-# XML 1.0 cannot carry most control characters, which an adapter's stderr may hold.
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _xml_safe(text: str) -> str:
-    return _XML_INVALID.sub("\ufffd", text)
+        ET.SubElement(case_properties, "property", name="explored", value=for_xml(r.explored))
 
 
 def dumps_report(record: RunRecord) -> str:
-    return json.dumps(report_json(record), indent=2, ensure_ascii=False) + "\n"
+    return for_json(report_json(record)) + "\n"

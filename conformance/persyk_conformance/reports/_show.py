@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from .._escape import for_terminal, mark_invisible
 from .._profiles import Profile
 from ..cases._explain import case_folder, expectation_lines, rule_details, rule_texts
 from ..cases._load import Case, load_cases
@@ -51,28 +52,8 @@ def escape_bytes(data: bytes) -> list[str]:
     return lines
 
 
-_NAMED = {"\r": "⟨CR⟩", "\t": "⟨TAB⟩"}
-
-
 def _escape_line(raw: bytes) -> str:
     return mark_invisible(raw.decode("utf-8", "surrogateescape"))
-
-
-def mark_invisible(text: str) -> str:
-    """``text`` with every character a reader could not see marked as ``show`` marks it (a
-    lone surrogate from ``surrogateescape`` is the byte that was not UTF-8)."""
-    out: list[str] = []
-    for char in text:
-        code = ord(char)
-        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, smuggled by surrogateescape
-            out.append(f"⟨0x{code - 0xDC00:02X}⟩")
-        elif char in _NAMED:
-            out.append(_NAMED[char])
-        elif char.isprintable() and char != "\ufeff":
-            out.append(char)
-        else:
-            out.append(f"⟨U+{code:04X}⟩")
-    return "".join(out)
 
 
 def _files(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
@@ -101,17 +82,19 @@ def render_case(case: Case, note: str | None = None) -> str:
     """The text ``show`` prints for a fixture or harness case."""
     folder = case_folder(case)
     lines = [
-        f"{case.id}  {case.title}",
+        f"{case.id}  {for_terminal(case.title)}",
         f"kind: {case.kind}   level: {case.level}   requires: {', '.join(case.requires) or '-'}",
         f"folder: {folder}" if folder is not None else f"folder: {note or '(none)'}",
     ]
     if case.notes:
-        lines += textwrap.wrap(f"notes: {case.notes}", 100, subsequent_indent="  ")
+        lines += textwrap.wrap(f"notes: {for_terminal(case.notes)}", 100,
+                               subsequent_indent="  ")
     lines += ["", *_rule_block(case.rules), ""]
     manifest = case.directory / "case.json"
     if manifest.is_file():
         lines += ["Manifest (case.json)"]
-        lines += ["  " + line for line in manifest.read_text("utf-8").splitlines()]
+        text = manifest.read_bytes().decode("utf-8", "surrogateescape").rstrip("\n")
+        lines += ["  " + for_terminal(line) for line in text.split("\n")]
         lines.append("")
     lines.append("Input files (copied into the case's workspace; inputs/ as <workspace>/inputs/)")
     lines.append(f"  {ESCAPES_NOTE}")

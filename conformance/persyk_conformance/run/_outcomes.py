@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,10 @@ _UNTESTED: frozenset[Outcome] = frozenset({Outcome.SKIP, Outcome.UNSUPPORTED})
 _EXPECTABLE: frozenset[Outcome] = frozenset(
     {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 )
+
+
+def _verbatim(text: str) -> str:
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,23 +126,27 @@ class CaseResult:
         out["folder"] = self.folder
         return out
 
-    def describe(self) -> str:
-        """One paragraph for humans: why this case did not simply pass."""
+    def describe(self, escape: Callable[[str], str] = _verbatim) -> str:
+        """One paragraph for humans: why this case did not simply pass. ``escape`` is the
+        report's escaping function (persyk_conformance/_escape.py), applied to each field
+        before the lines are joined, so that a field's own line breaks never make a line."""
         parts: list[str] = []
         if self.step is not None:
-            parts.append(f"step {self.step} ({self.op})")
+            parts.append(f"step {self.step} ({escape(str(self.op))})")
         if self.reason:
-            parts.append(self.reason)
+            parts.append(escape(self.reason))
         text = ": ".join(parts)
         if self.mismatches:
-            text += "\n" + "\n".join(f"  - {m}" for m in self.mismatches)
+            text += "\n" + "\n".join(f"  - {escape(m)}" for m in self.mismatches)
         if self.expected:
-            where = f" by step {self.step} ({self.op})" if self.step is not None else ""
-            text += f"\n  expected{where}:\n" + "\n".join(f"    {e}" for e in self.expected)
+            where = (f" by step {self.step} ({escape(str(self.op))})" if self.step is not None
+                     else "")
+            text += f"\n  expected{where}:\n" + "\n".join(f"    {escape(e)}"
+                                                          for e in self.expected)
         if self.expected_failure:
-            text += f"\n  expected failure: {self.expected_failure}"
+            text += f"\n  expected failure: {escape(self.expected_failure)}"
         if self.explored:
-            text += ("\n  " if text else "") + self.explored
+            text += ("\n  " if text else "") + escape(self.explored)
         return text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from .._escape import for_terminal
 from ._outcomes import FAILING, CaseResult
 
 __all__ = ["ProgressLine", "progress_line"]
@@ -29,7 +30,7 @@ class ProgressLine:
 
     def running(self, index: int, case_id: str, title: str) -> None:
         """Before a long check: say which one runs, so the line never sits silent."""
-        self._write(index, f"{case_id} running: {title[:60]}")
+        self._write(index, f"{case_id} running: {for_terminal(title[:60])}")
 
     def _write(self, index: int, what: str) -> None:
         width = len(str(self._total))

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
+from persyk_conformance._escape import for_markdown
+
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
     "report_problems",
@@ -122,7 +124,8 @@ def _header(report: dict[str, Any]) -> list[str]:
         hello = impl["implementation"] or {}
         trip = impl.get("roundTripSeconds")
         lines.append(
-            f"| {impl['label']} | {hello.get('version', '-')} | {hello.get('language', '-')} | "
+            f"| {for_markdown(impl['label'])} | {for_markdown(hello.get('version', '-'))} | "
+            f"{for_markdown(hello.get('language', '-'))} | "
             f"{', '.join(impl['capabilities']) or '-'} | {_seconds(trip) if trip else '-'} | "
             f"`{' '.join(impl['command'])}` |"
         )
@@ -175,7 +178,7 @@ def _notes(report: dict[str, Any]) -> list[str]:
             if r["outcome"] != "ok":
                 key = (r["implementation"], r["outcome"], r["detail"])
                 grouped.setdefault(key, []).append(workload["key"])
-    return [f"- {label}: **{outcome}** ({', '.join(keys)}): {detail}"
+    return [f"- {for_markdown(label)}: **{outcome}** ({', '.join(keys)}): {for_markdown(detail)}"
             for (label, outcome, detail), keys in grouped.items()]
 
 
@@ -189,7 +192,7 @@ def _scaling(report: dict[str, Any], labels: list[str]) -> list[str]:
     if not families:
         return []
     lines = ["", "Cost against input size (median; in brackets, per MiB of input):", "",
-             "| workload | input | floor | " + " | ".join(labels) + " |",
+             "| workload | input | floor | " + " | ".join(map(for_markdown, labels)) + " |",
              "|---|---|---|" + "---|" * len(labels)]
     for name, points in families.items():
         for workload in sorted(points, key=lambda w: w["bytes"]):
@@ -206,7 +209,8 @@ def _scaling(report: dict[str, Any], labels: list[str]) -> list[str]:
 def render_markdown(report: dict[str, Any]) -> str:
     labels = [impl["label"] for impl in report["implementations"]]
     lines = _header(report)
-    lines += ["", "| workload | unit | input | floor | " + " | ".join(labels) + " |",
+    lines += ["", "| workload | unit | input | floor | " + " | ".join(map(for_markdown, labels))
+              + " |",
               "|---|---|---|---|" + "---|" * len(labels)]
     for workload in report["workloads"]:
         by_label = {r["implementation"]: r for r in workload["results"]}

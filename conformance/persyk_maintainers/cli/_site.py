@@ -1,5 +1,6 @@
-"""``persyk-conformance site REPORT... [--bench B.json] [--diff D.json] --out DIR``: a static
-site of run reports (docs/maintainers/site.md); the pages themselves are ``site/``."""
+"""``persyk-conformance site REPORT... [--slug NAME=REPORT] [--bench B.json] [--diff D.json]
+--out DIR``: a static site of run reports (docs/maintainers/site.md); the pages themselves are
+``site/``."""
 
 from __future__ import annotations
 
@@ -64,12 +65,45 @@ def _case_texts(ids: set[str], fixtures: Path | None, profile: str) -> dict[str,
     return texts
 
 
+def _slugs(reports: list[Path], given: list[str]) -> list[str]:
+    """Each report's slug, in the order of ``reports``: its ``--slug NAME=REPORT`` (REPORT as
+    given, or the same file), else its file's stem."""
+    from ..site._model import default_slug
+
+    chosen = [default_slug(path.name) for path in reports]
+    named: set[int] = set()
+    for option in given:
+        name, equals, report = option.partition("=")
+        if not equals or not name or not report:
+            raise UsageProblem(f"--slug {option!r}: expected NAME=REPORT", command="site")
+        matches = [i for i, path in enumerate(reports) if _same_file(path, Path(report))]
+        if not matches:
+            raise UsageProblem(f"--slug {option!r}: {report} is not one of the reports",
+                               command="site")
+        for index in matches:
+            if index in named:
+                raise UsageProblem(f"--slug {option!r}: {report} has a slug already",
+                                   command="site")
+            named.add(index)
+            chosen[index] = name
+    return chosen
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
 def cmd_site(args: argparse.Namespace) -> Verdict:
     from ..site._model import SiteError, build_model
 
     began = time.perf_counter()
     try:
-        model = build_model(_reports(args.reports))
+        model = build_model(_reports(args.reports), _slugs(args.reports, args.slug or []))
     except SiteError as exc:
         raise UsageProblem(str(exc), command="site") from None
     try:
@@ -130,6 +164,11 @@ def register(sub: SubParsers, command: Command) -> None:
     )
     parser.add_argument("reports", type=Path, nargs="+", metavar="REPORT.json",
                         help="run reports (run --report FILE), one per implementation")
+    parser.add_argument("--slug", action="append", metavar="NAME=REPORT",
+                        help="the implementation's name in the site's files and URLs "
+                             "(badges/NAME.json, cases.html#impl=NAME), one option per report; "
+                             "default: the report file's stem. Two reports with one slug are "
+                             "refused (exit 2)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="the site's folder (made if missing)")
     parser.add_argument("--bench", type=Path, metavar="BENCH.json",

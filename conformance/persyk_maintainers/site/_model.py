@@ -3,13 +3,21 @@ disagreements, badges. Pure: parsed reports in, frozen values out (``_render`` d
 
 A case's outcome is folded into the verdicts ``compare`` uses (pass, fail, xfail,
 unsupported), so the site and ``persyk-conformance compare`` never count differently.
+
+An implementation's identity on the site is its slug, which the maintainer chooses (the report
+file's stem unless ``--slug NAME=REPORT`` says otherwise), never what its adapter said in
+hello: a badge URL in a README names one report, and an adapter calling itself by another
+implementation's name cannot take that URL. Two slugs that are the same are refused, never
+renamed; two reports under one name and version are shown with their report files beside it.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from persyk_conformance.reports._compare import _VERDICT_OF, LEVELS, VERDICTS
@@ -22,10 +30,12 @@ __all__ = [
     "SiteModel",
     "badge",
     "build_model",
-    "slug",
+    "default_slug",
 ]
 
 _SAFE_ID = re.compile(r"^[A-Z]{1,3}-[0-9]{3,4}$")  # a case id is a file name of the site
+# A slug is a file name of the site (badges/SLUG.json) and a word of its URLs (#impl=SLUG).
+SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?$")
 
 
 class SiteError(ValueError):
@@ -48,7 +58,7 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Implementation:
-    slug: str  # unique in the site, [a-z0-9-]: its badge's file name
+    slug: str  # unique in the site, chosen by the maintainer (SLUG): its badge's file name
     name: str
     version: str
     language: str
@@ -58,6 +68,10 @@ class Implementation:
     started_at: str
     source: str  # the report file's name
     answers: Mapping[str, Answer] = field(default_factory=dict)
+    command: str = ""  # the adapter command the report was run with ("" when none was)
+    # What every page calls it: name and version, and beside them the report file (or the
+    # slug) when another report of the site has the same name and version.
+    shown: str = ""
 
     @property
     def label(self) -> str:
@@ -132,20 +146,42 @@ class SiteModel:
             verdicts = [impl.verdict(case.id) for impl in self.implementations]
             if "pass" not in verdicts or not {"fail", "xfail"} & set(verdicts):
                 continue
-            failing = [impl.label for impl, v in zip(self.implementations, verdicts, strict=True)
+            failing = [impl.shown for impl, v in zip(self.implementations, verdicts, strict=True)
                        if v in ("fail", "xfail")]
             groups.setdefault(f"fails (or expects to fail) here: {', '.join(failing)}",
                               []).append(case)
         return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def slug(text: str, taken: set[str]) -> str:
-    base = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "implementation"
-    name, number = base, 2
-    while name in taken:
-        name, number = f"{base}-{number}", number + 1
-    taken.add(name)
-    return name
+def default_slug(source: str) -> str:
+    """The slug of a report no ``--slug`` names: its file's stem, lower case, every run of
+    other characters one ``-`` (``Pi 0.73.json`` -> ``pi-0-73``)."""
+    return re.sub(r"[^a-z0-9]+", "-", Path(source).stem.lower()).strip("-")[:60].strip("-")
+
+
+def _checked_slugs(sources: Sequence[str], slugs: Sequence[str] | None) -> list[str]:
+    chosen = [default_slug(source) for source in sources] if slugs is None else list(slugs)
+    if len(chosen) != len(sources):
+        raise SiteError(f"{len(chosen)} slugs for {len(sources)} reports")
+    owner: dict[str, str] = {}
+    for source, name in zip(sources, chosen, strict=True):
+        if not SLUG.match(name):
+            raise SiteError(f"{source}: {name!r} is no slug (a-z, 0-9 and inner '-', at most "
+                            "60): give it one with --slug NAME=REPORT")
+        if name in owner:
+            raise SiteError(f"{owner[name]} and {source} would both be badges/{name}.json: give "
+                            f"one of them another name with --slug NAME=REPORT")
+        owner[name] = source
+    return chosen
+
+
+def _shown(label: str, source: str, slug: str, labels: list[str], sources: list[str]) -> str:
+    """The label, with the report file beside it when another report has the same label (and
+    the slug when that file's name is taken twice too)."""
+    if labels.count(label) == 1:
+        return label
+    twins = [s for s, other in zip(sources, labels, strict=True) if other == label]
+    return f"{label} ({source})" if twins.count(source) == 1 else f"{label} ({slug})"
 
 
 def _answer(case: Mapping[str, Any]) -> Answer:
@@ -159,21 +195,31 @@ def _answer(case: Mapping[str, Any]) -> Answer:
     )
 
 
-def build_model(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> SiteModel:
-    """The site of ``reports`` (each: its file name and its parsed, schema-valid JSON)."""
+def _name_and_version(source: str, report: Mapping[str, Any]) -> tuple[str, str]:
+    hello = report["header"].get("implementation") or {}
+    return str(hello.get("name", f"(never started) {source}")), str(hello.get("version", "?"))
+
+
+def build_model(
+    reports: Sequence[tuple[str, Mapping[str, Any]]], slugs: Sequence[str] | None = None
+) -> SiteModel:
+    """The site of ``reports`` (each: its file name and its parsed, schema-valid JSON);
+    ``slugs``: each report's slug, in the same order (default: :func:`default_slug`)."""
     if not reports:
         raise SiteError("the site needs at least one report")
     profiles = {report["header"].get("profile", "v1") for _, report in reports}
     if len(profiles) > 1:
         raise SiteError(f"the reports are of different profiles: {', '.join(sorted(profiles))}")
-    taken: set[str] = set()
+    sources = [source for source, _ in reports]
+    chosen = _checked_slugs(sources, slugs)
+    named = [_name_and_version(source, report) for source, report in reports]
+    labels = [f"{name} {version}" for name, version in named]
     implementations = []
     cases: dict[str, SiteCase] = {}
-    for source, report in reports:
+    for (source, report), slug, (name, version) in zip(reports, chosen, named, strict=True):
         header = report["header"]
         hello = header.get("implementation") or {}
-        name = str(hello.get("name", f"(never started) {source}"))
-        version = str(hello.get("version", "?"))
+        command = header.get("command")
         answers = {}
         for case in report["cases"]:
             if not _SAFE_ID.match(case["id"]):
@@ -187,11 +233,13 @@ def build_model(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> SiteModel:
                 requires=tuple(case["requires"]),
             ))
         implementations.append(Implementation(
-            slug=slug(f"{name} {version}", taken), name=name, version=version,
+            slug=slug, name=name, version=version,
             language=str(hello.get("language", "?")),
             capabilities=tuple(header.get("capabilities", ())),
             contract=header["suite"]["contract"], mode=header.get("mode", "?"),
             started_at=header.get("started_at", ""), source=source, answers=answers,
+            command=shlex.join(command) if command else "",
+            shown=_shown(f"{name} {version}", source, slug, labels, sources),
         ))
     return SiteModel(profiles.pop(), tuple(implementations),
                      tuple(sorted(cases.values(), key=lambda c: c.id)))

@@ -20,6 +20,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from persyk_conformance._escape import for_html
+
 from ._model import Implementation, SiteModel, badge
 
 __all__ = ["SiteInputs", "write_site"]
@@ -38,10 +40,15 @@ class SiteInputs:
 
 def _environment() -> Any:
     import jinja2  # the optional 'site' extra: only this command needs it
+    import markupsafe  # Jinja2's own dependency
+
+    def finalize(value: Any) -> Any:
+        # Every value a template prints, escaped or not yet, goes through for_html.
+        return markupsafe.Markup(for_html(value)) if isinstance(value, str) else value
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("persyk_maintainers.site", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined,
+        autoescape=True, undefined=jinja2.StrictUndefined, finalize=finalize,
         trim_blocks=True, lstrip_blocks=True,
     )
 
@@ -53,16 +60,14 @@ def _badge_svg(data: Mapping[str, Any]) -> str:
     label, message = str(data["label"]), str(data["message"])
     left, right = 10 + 7 * len(label), 10 + 7 * len(message)
     width = left + right
-    from html import escape
-
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" '
-        f'aria-label="{escape(label)}: {escape(message)}"><title>{escape(label)}: '
-        f'{escape(message)}</title><rect width="{left}" height="20" fill="#555"/>'
+        f'aria-label="{for_html(label)}: {for_html(message)}"><title>{for_html(label)}: '
+        f'{for_html(message)}</title><rect width="{left}" height="20" fill="#555"/>'
         f'<rect x="{left}" width="{right}" height="20" fill="{colors[data["color"]]}"/>'
         f'<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
-        f'<text x="5" y="14">{escape(label)}</text>'
-        f'<text x="{left + 5}" y="14">{escape(message)}</text></g></svg>\n'
+        f'<text x="5" y="14">{for_html(label)}</text>'
+        f'<text x="{left + 5}" y="14">{for_html(message)}</text></g></svg>\n'
     )
 
 
