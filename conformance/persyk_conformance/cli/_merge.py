@@ -47,7 +47,9 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
         sys.stdout.write(render_markdown(record))
     else:
         sys.stdout.write(render_text(record, quiet=args.quiet))
-    return Verdict.found_if(not merged["footer"]["passed"])
+    if record.incomplete:
+        return Verdict.INCOMPLETE  # nothing failed, a MUST case unverified
+    return Verdict.found_if(not record.passed)
 
 
 def register(sub: SubParsers, command: Command) -> None:

@@ -11,6 +11,9 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 (docs/maintainers/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
   (docs/maintainers/performance.md);
+- 5: ``run`` and ``merge`` only: INCOMPLETE: nothing failed, but a MUST case that applies could not
+  run on this machine (``unverified``: no strace, no ptrace, ...); ``--accept-unverified``
+  makes it 0 (docs/implementers/implementers.md, "Outcomes");
 - 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
 - 130 (128 + SIGINT): interrupted; ``run`` first reports what finished (its cases and checks
   that were running finish first), ``bench`` catches it and reports what finished with its
@@ -41,6 +44,7 @@ class Verdict(Enum):
     FOUND = 1
     BOOKKEEPING = 3
     NOT_PUBLISHABLE = 4
+    INCOMPLETE = 5  # run, merge: a MUST case unverified, nothing failed
     INTERRUPTED = EXIT_INTERRUPTED  # run: Ctrl-C, after the report of what finished
 
     @classmethod

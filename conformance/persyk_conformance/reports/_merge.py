@@ -81,9 +81,15 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str,
         # The work of the whole run: the shards' durations added (they ran side by side).
         "duration_ms": round(sum(f["duration_ms"] for f in footers), 3),
         **({"aborted": aborted} if aborted else {}),
+        # Unverified cases are accepted in the whole run only if every shard accepted them.
+        **({"accepted_unverified": []} if all("accepted_unverified" in f for f in footers)
+           else {}),
     }})
     footer: dict[str, Any] = {
         "totals": record.totals(), "passed": record.passed, "tested": record.tested,
+        "complete": record.complete, "verdict": record.verdict.lower(),
+        **({"accepted_unverified": [r.id for r in record.unverified]}
+           if record.accept_unverified else {}),
         "finished_at": record.finished_at, "duration_ms": record.duration_ms,
         **({"aborted": aborted} if aborted else {}),
     }
@@ -114,4 +120,5 @@ def record_from_report(report: Mapping[str, Any]) -> RunRecord:
         finished_at=footer["finished_at"], duration_ms=footer["duration_ms"],
         results=tuple(results), profile=header.get("profile", "v1"),
         aborted=footer.get("aborted"), shard=header.get("shard"),
+        accept_unverified="accepted_unverified" in footer,
     )

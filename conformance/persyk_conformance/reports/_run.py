@@ -19,7 +19,7 @@ from persyk_contract import profile_contract_version
 from .._profiles import PROFILES
 from ..cases._explain import rule_details, rule_line
 from ..cases._load import default_root
-from ..run._outcomes import FAILING, CaseResult, Outcome, RunRecord
+from ..run._outcomes import FAILING, INCOMPLETE, CaseResult, Outcome, RunRecord
 
 __all__ = [
     "REPORT_FORMAT",
@@ -33,10 +33,14 @@ __all__ = [
     "render_markdown",
     "render_text",
     "report_json",
+    "unverified_summary",
 ]
 
 REPORT_FORMAT = 1  # the version of report.schema.json's shape
 NOTHING_TESTED = "nothing tested: every case was unsupported or skipped"
+# How every format says why a run is INCOMPLETE, or that its unverified cases were accepted.
+NOT_VERIFIED = "not verified on this machine"
+ACCEPTED_UNVERIFIED = "accepted with --accept-unverified"
 AREAS_NOTE = (
     "A case counts once in each area its rules touch, so the area rows add up to more than "
     "the number of cases."
@@ -51,6 +55,7 @@ class AreaRow:
     failed: int
     expected: int  # xfail
     unsupported: int  # unsupported or skipped
+    unverified: int = 0  # applies, but this machine could not run it
 
 
 def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
@@ -59,7 +64,7 @@ def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
     tally: dict[str, list[int]] = {}
     for result in results:
         for area in sorted({rule.split("-", 1)[0] for rule in result.rules}):
-            row = tally.setdefault(area, [0, 0, 0, 0, 0])
+            row = tally.setdefault(area, [0, 0, 0, 0, 0, 0])
             row[0] += 1
             if result.outcome is Outcome.PASS:
                 row[1] += 1
@@ -67,6 +72,8 @@ def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
                 row[2] += 1
             elif result.outcome is Outcome.XFAIL:
                 row[3] += 1
+            elif result.outcome in INCOMPLETE:
+                row[5] += 1
             else:
                 row[4] += 1
     return [AreaRow(area, *counts) for area, counts in sorted(tally.items())]
@@ -96,6 +103,10 @@ def report_json(record: RunRecord) -> dict[str, Any]:
             "totals": record.totals(),
             "passed": record.passed,
             "tested": record.tested,
+            "complete": record.complete,
+            "verdict": record.verdict.lower(),
+            **({"accepted_unverified": [r.id for r in record.unverified]}
+               if record.accept_unverified else {}),
             "finished_at": record.finished_at,
             "duration_ms": round(record.duration_ms, 3),
             **({"aborted": record.aborted} if record.aborted is not None else {}),
@@ -189,6 +200,30 @@ def unsupported_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
+def unverified_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
+    """The unverified cases (every level) grouped by what this machine lacks."""
+    groups: dict[str, list[str]] = {}
+    for result in record.results:
+        if result.outcome in INCOMPLETE:
+            groups.setdefault(result.reason or NOT_VERIFIED, []).append(result.id)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _incomplete_line(record: RunRecord) -> str | None:
+    """Why the run is INCOMPLETE, or that its unverified MUST cases were accepted; None when
+    no MUST case went unverified."""
+    unverified = record.unverified
+    if not unverified:
+        return None
+    ids = _id_list([r.id for r in unverified])
+    if record.accept_unverified:
+        return (f"{plural(len(unverified), 'MUST case')} {NOT_VERIFIED}, "
+                f"{ACCEPTED_UNVERIFIED}: {ids}")
+    return (f"{plural(len(unverified), 'MUST case')} {NOT_VERIFIED} ({ids}): the run is "
+            "INCOMPLETE, neither passed nor failed; install what the reasons name, or pass "
+            "--accept-unverified")
+
+
 def _id_list(ids: list[str], limit: int = 6) -> str:
     shown = ", ".join(ids[:limit])
     return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
@@ -216,9 +251,11 @@ def _groups(groups: list[tuple[str, list[str]]]) -> list[str]:
 
 
 def _verdict_line(record: RunRecord) -> str:
-    verdict = "PASSED" if record.passed else "FAILED"
-    if not record.tested:
+    verdict = record.verdict
+    if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
+    elif record.passed and record.unverified:
+        verdict += f" ({len(record.unverified)} unverified, {ACCEPTED_UNVERIFIED})"
     return (f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
             f"({plural(len(record.results), 'case')})")
 
@@ -237,13 +274,25 @@ def _folded(record: RunRecord) -> list[str]:
         total = sum(len(ids) for _, ids in unsupported)
         lines.append(f"UNSUPPORTED {plural(total, 'case')}, by reason (-v lists each):")
         lines.extend(_groups(unsupported))
-    return lines
+    return lines + _unverified_lines(record)
+
+
+def _unverified_lines(record: RunRecord) -> list[str]:
+    """The unverified cases by reason: shown at every loudness, as a failure is."""
+    unverified = unverified_summary(record)
+    if not unverified:
+        return []
+    total = sum(len(ids) for _, ids in unverified)
+    return [f"UNVERIFIED  {plural(total, 'case')} {NOT_VERIFIED}, by reason:",
+            *_groups(unverified)]
 
 
 def _area_table(record: RunRecord) -> list[str]:
-    lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}"]
+    lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7} "
+             f"{'unverif.':>8}"]
     lines += [f"{row.area:<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
-              f"{row.expected:>6} {row.unsupported:>7}" for row in area_summary(record.results)]
+              f"{row.expected:>6} {row.unsupported:>7} {row.unverified:>8}"
+              for row in area_summary(record.results)]
     return [*lines, AREAS_NOTE]
 
 
@@ -283,15 +332,19 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
         lines.append(f"ERROR       {plural(len(not_run.ids), 'case')} {not_run.reason}")
         if not quiet:
             lines.append(f"    {_id_list(list(not_run.ids))}")
+    incomplete = _incomplete_line(record)
     if quiet:
         if record.aborted is not None:
             lines.append(f"{STOPPED_EARLY}: {record.aborted}")
+        if incomplete is not None:
+            lines.append(incomplete)
         return "\n".join(lines) + "\n"
-    if not verbose:
-        lines += _folded(record)
+    lines += _folded(record) if not verbose else _unverified_lines(record)
     lines += ["", *_area_table(record), ""]
     if record.aborted is not None:
         lines.append(f"{STOPPED_EARLY}: {record.aborted}")
+    if incomplete is not None:
+        lines.append(incomplete)
     lines.append(_verdict_line(record))
     return "\n".join(lines) + "\n"
 
@@ -302,10 +355,11 @@ def _md_escape(text: str) -> str:
 
 
 def render_markdown(record: RunRecord) -> str:
-    verdict = "passed" if record.passed else "failed"
-    if not record.tested:
+    verdict = record.verdict.lower()
+    if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
-    icon = "✅" if record.passed else "❌"
+    icon = "✅" if record.passed else "⚪" if record.incomplete else "❌"
+    incomplete = _incomplete_line(record)
     lines = [
         f"## {icon} Persyk conformance: {_md_escape(_impl_name(record))} {verdict}",
         "",
@@ -316,13 +370,14 @@ def render_markdown(record: RunRecord) -> str:
         "",
         *([f"**{STOPPED_EARLY}: {_md_escape(record.aborted)}**", ""]
           if record.aborted is not None else []),
-        "| area | cases | passed | failed | xfail | unsupported/skipped |",
-        "|---|---:|---:|---:|---:|---:|",
+        *([f"**{_md_escape(incomplete)}**", ""] if incomplete is not None else []),
+        "| area | cases | passed | failed | xfail | unsupported/skipped | unverified |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in area_summary(record.results):
         lines.append(
             f"| {row.area} | {row.cases} | {row.passed} | {row.failed} | {row.expected} "
-            f"| {row.unsupported} |"
+            f"| {row.unsupported} | {row.unverified} |"
         )
     lines.append("")
     lines.append(AREAS_NOTE)
@@ -331,6 +386,13 @@ def render_markdown(record: RunRecord) -> str:
         lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
         lines += [
             f"| {len(ids)} | {_md_escape(why)} | {_id_list(ids)} |" for why, ids in unsupported
+        ]
+    unverified = unverified_summary(record)
+    if unverified:
+        lines += ["", "### Unverified (not run on this machine)", "", "| cases | why | ids |",
+                  "|---:|---|---|"]
+        lines += [
+            f"| {len(ids)} | {_md_escape(why)} | {_id_list(ids)} |" for why, ids in unverified
         ]
     not_run = _not_run(record)
     if not_run.ids:
@@ -353,7 +415,12 @@ def render_markdown(record: RunRecord) -> str:
 
 
 def render_junit(record: RunRecord) -> str:
+    """JUnit XML. An unverified MUST case is an ``error`` of type ``unverified`` (not a
+    ``skipped``): most CI pages show a suite of skips as green, and an INCOMPLETE run is not;
+    accepted (``--accept-unverified``), or of a SHOULD or MAY level, it is ``skipped`` with
+    its reason, the acceptance said in the message."""
     totals = record.totals()
+    blocking = set() if record.accept_unverified else {r.id for r in record.unverified}
     suite = ET.Element(
         "testsuite",
         name="persyk-conformance",
@@ -362,8 +429,9 @@ def render_junit(record: RunRecord) -> str:
         # A run that stopped early counts one more error: its own (the testcase below), so
         # that a CI reading only the JUnit file cannot see a cut-short run as green.
         errors=str(totals["error"] + totals["crash"] + totals["timeout"]
-                   + (record.aborted is not None)),
-        skipped=str(totals["skip"] + totals["unsupported"] + totals["xfail"]),
+                   + (record.aborted is not None) + len(blocking)),
+        skipped=str(totals["skip"] + totals["unsupported"] + totals["xfail"]
+                    + totals["unverified"] - len(blocking)),
         time=f"{record.duration_ms / 1000:.3f}",
         timestamp=record.started_at,
     )
@@ -371,6 +439,10 @@ def render_junit(record: RunRecord) -> str:
     ET.SubElement(properties, "property", name="implementation", value=_impl_name(record))
     ET.SubElement(properties, "property", name="protocol", value=str(record.protocol))
     ET.SubElement(properties, "property", name="profile", value=record.profile)
+    ET.SubElement(properties, "property", name="verdict", value=record.verdict)
+    if record.accept_unverified:
+        ET.SubElement(properties, "property", name="accepted_unverified",
+                      value=" ".join(r.id for r in record.unverified))
     if record.aborted is not None:
         ET.SubElement(properties, "property", name="aborted", value=_xml_safe(record.aborted))
         stopped = ET.SubElement(suite, "testcase", classname="persyk.run",
@@ -396,6 +468,12 @@ def render_junit(record: RunRecord) -> str:
         elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
             element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
             element.text = _xml_safe(text)
+        elif r.id in blocking:
+            element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
+            element.text = _xml_safe(f"{NOT_VERIFIED}: the run is INCOMPLETE\n{text}")
+        elif r.outcome in INCOMPLETE:
+            accepted = f" ({ACCEPTED_UNVERIFIED})" if record.accept_unverified else ""
+            ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}{accepted}: {message}"))
         elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
             ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}: {message}"))
         if r.stderr:
