@@ -40,6 +40,9 @@ VERDICTS = ("pass", "fail", "xfail", "unsupported")
 _VERDICT_OF = {
     "pass": "pass", "fail": "fail", "error": "fail", "crash": "fail", "timeout": "fail",
     "xpass": "fail", "xfail": "xfail", "unsupported": "unsupported", "skip": "unsupported",
+    # No verdict on the implementation either; the run's own report and the site's badge say
+    # apart that it was not run here (and the badge is never green for it).
+    "unverified": "unsupported",
 }
 LEVELS = ("MUST", "SHOULD", "MAY")
 
