@@ -88,12 +88,13 @@ class HarnessResult:
     rules: tuple[str, ...]
     passed: bool
     problems: tuple[str, ...] = ()
-    skipped: str | None = None
+    skipped: str | None = None  # why it did not run: it does not apply, or (unverified) cannot
     error: str | None = None  # the check got no verdict: the adapter could not be run
     # Which moments a crash check killed at, of how many ("explored 24 of 312 kill moments:
     # ..."); None for a check that does not choose.
     explored: str | None = None
-    # The check applies but this machine cannot run it: what is missing (outcome unverified).
+    # The check applies but this machine cannot run it: what is missing (outcome unverified,
+    # never a pass; ``skipped`` says the same).
     unverified: str | None = None
 
 
@@ -198,9 +199,9 @@ def registry_problems(fixture_ids: Collection[str]) -> list[str]:
 
 def needs_a_process(result: CaseResult) -> bool:
     """A procedure that cannot run in-process (it kills or traces adapter processes): unverified
-    there by design; ``persyk-conformance run`` runs it with adapter processes."""
-    return (result.id in HARNESS_IDS and result.outcome is Outcome.UNVERIFIED
-            and "needs an adapter process" in (result.reason or ""))
+    there by design (without strace, it says that first); ``persyk-conformance run`` runs it
+    with adapter processes."""
+    return result.id in HARNESS_IDS and result.outcome is Outcome.UNVERIFIED
 
 
 def run_harness(
@@ -244,7 +245,8 @@ def _run_one(check: HarnessCheck, factory: Callable[[], Adapter], workdir: Path,
     try:
         found = check.run(factory, directory, options)
     except CheckCannotRunHere as exc:
-        return HarnessResult(check.id, check.title, check.rules, False, (), unverified=str(exc))
+        return HarnessResult(check.id, check.title, check.rules, True, (), str(exc),
+                             unverified=str(exc))
     except CheckUnsupported as exc:
         return HarnessResult(check.id, check.title, check.rules, True, (), str(exc))
     except Exception as exc:  # a crashed or hung adapter: no verdict, and not the run's end

@@ -7,7 +7,9 @@ given up on: the remaining cases are ``error`` at once, with that reason (``Runn
 A fault of the runner itself inside a case (say, a tree it refuses to look at) costs that case,
 not the run. Checks made on every case, whatever it expects:
 
-* read-only operations (validate, context, info, read) leave the workspace byte-identical (CTX-19);
+* read-only operations (validate, context, info, read) leave the workspace as it was (CTX-19):
+  the same contents, and the same entries by inode, mode and times, with nothing created and
+  removed meanwhile (run/_identity.py);
 * nothing appears or changes anywhere in the sandbox outside the workspace;
 * no planted canary appears in a diagnostic or on stderr (DIAG-1), stderr being scanned as
   it arrives.
@@ -42,6 +44,7 @@ from ..cases._load import Case, Step
 from ..cases._match import match
 from ..cases._steps import OutsideWorkspace, confined, resolve_paths
 from ._conditions import prepare_workspace, resolve_results
+from ._identity import Identities, Watch, identities, identity_changes
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
     Sandbox,
@@ -397,17 +400,16 @@ class Runner:
             performed = self._perform(planned, step, args, workspace, verdict, number, after)
             if performed is None:
                 return
-            reply, before = performed
+            reply, before, untouched = performed
             results.append(reply.value)
             problems = self._check_step(planned, step.op, expect, reply.value)
             after = snapshot(workspace, self.options.snapshot_limits)
             if step.op in PERSISTING_SANITIZED_OPS and planned.canaries:
                 problems += _leaked_into_files(workspace, planned.canaries)
             if step.op in self.profile.read_only_ops:
-                problems += [
-                    f"read-only {step.op} changed the workspace: {change}"
-                    for change in diff_snapshots(before, after)
-                ]
+                changes = diff_snapshots(before, after) or untouched.changes(workspace)
+                problems += [f"read-only {step.op} changed the workspace: {change}"
+                             for change in changes]
             if step.files:
                 try:
                     problems += check_files(step.files, workspace, before, case.directory)
@@ -424,9 +426,11 @@ class Runner:
     def _perform(
         self, planned: Planned, step: Step, args: Mapping[str, Any], workspace: Path,
         verdict: _Verdict, number: int, previous: Snapshot | None = None,
-    ) -> tuple[Result, Snapshot] | None:
-        """One step through the adapter, under its harness conditions: the result and the
-        workspace just before it; None once ``verdict`` says why there is no result to judge.
+    ) -> tuple[Result, Snapshot, _Untouched] | None:
+        """One step through the adapter, under its harness conditions: the result, the
+        workspace just before it, and for a read-only step what its identities and an inotify
+        watch saw (CTX-19, run/_identity.py); None once ``verdict`` says why there is no result
+        to judge.
 
         ``previous``, the workspace after the step before, is this step's "before" unless the
         step prepares the workspace or holds a lock (which may create the lock file); an
@@ -438,13 +442,19 @@ class Runner:
             with held_lock(workspace, conditions.get("holdLock")):
                 before = (snapshot(workspace, self.options.snapshot_limits) if reuse is None
                           else reuse)
-                limit = conditions.get("fileSizeLimit")
-                if limit is None:
-                    reply = self.adapter.run(step.op, args, self.options.timeout)
-                else:
-                    reply = self.adapter.run_with_file_size_limit(
-                        step.op, args, self.options.timeout, int(limit)
-                    )
+                untouched = _Untouched.begin(workspace, before,
+                                             step.op in self.profile.read_only_ops)
+                try:
+                    limit = conditions.get("fileSizeLimit")
+                    if limit is None:
+                        reply = self.adapter.run(step.op, args, self.options.timeout)
+                    else:
+                        reply = self.adapter.run_with_file_size_limit(
+                            step.op, args, self.options.timeout, int(limit)
+                        )
+                finally:
+                    # Before the held lock is released: its close is the runner's, not a write.
+                    untouched.end()
         except AdapterCrashed as exc:
             verdict.set(Outcome.CRASH, str(exc), number, step.op)
             self._kill()
@@ -480,7 +490,7 @@ class Runner:
                         number, step.op)
             return None
         assert isinstance(reply, Result)
-        return reply, before
+        return reply, before, untouched
 
     def _check_step(
         self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]
@@ -511,6 +521,33 @@ class Runner:
         # After a crash, a hang or a broken conversation there is nothing to say: kill the group.
         self._started = False
         self.adapter.kill()
+
+
+@dataclass(slots=True)
+class _Untouched:
+    """CTX-19 as identity around one read-only step (run/_identity.py): the entries' identities
+    before it, and an inotify watch for its length; nothing for any other step."""
+
+    before: Identities = field(default_factory=dict)
+    watch: Watch | None = None
+    seen: list[str] = field(default_factory=list)
+
+    @classmethod
+    def begin(cls, workspace: Path, before: Snapshot, read_only: bool) -> _Untouched:
+        if not read_only:
+            return cls()
+        directories = [rel for rel, state in before.items() if state == "dir"]
+        return cls(identities(workspace), Watch.start(workspace, directories))
+
+    def end(self) -> None:
+        if self.watch is not None:
+            self.seen, self.watch = self.watch.changes(), None
+
+    def changes(self, workspace: Path) -> list[str]:
+        """What the step did that left the contents as they were (empty: nothing)."""
+        if not self.before:
+            return []
+        return self.seen or identity_changes(self.before, identities(workspace))
 
 
 @contextlib.contextmanager
