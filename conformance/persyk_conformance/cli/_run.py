@@ -459,7 +459,8 @@ def register(sub: SubParsers, command: Command) -> None:
         description="Run the conformance cases against an implementation's adapter (the "
                     "built-in reference by default) and report each case's outcome. Exit 0: "
                     "nothing failed and something was tested; 1: a case failed or nothing was "
-                    "tested; 2: a usage problem.",
+                    "tested; 2: a usage problem; 5: INCOMPLETE, nothing failed but a MUST check "
+                    "could not run here (unverified: no strace, ...).",
         epilog=SELECTOR_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--impl", metavar="CMD",
@@ -467,10 +468,7 @@ def register(sub: SubParsers, command: Command) -> None:
                           "reference through its subprocess adapter")
     run.add_argument("--in-process", action="store_true",
                      help="run the built-in reference in this process (fast path)")
-    run.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
-    run.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                     help="what to print on stdout (default: text)")
-    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    _report_options(run)
     run.add_argument("--expected-failures", type=Path, metavar="FILE",
                      help="known failures, each with a reason (docs/implementers/implementers.md)")
     selector_options(run)
@@ -486,10 +484,6 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="use the cases under DIR (golden/, rejection/, scenario/) instead of "
                           "the installed ones")
     run.add_argument("--no-harness", action="store_true", help="skip the built-in H- cases")
-    run.add_argument("--accept-unverified", action="store_true",
-                     help="pass a run whose only shortfall is unverified MUST cases (checks this "
-                          "machine cannot run: no strace, no ptrace, ...); without it such a "
-                          "run is INCOMPLETE (exit 5). Every report says they were accepted")
     run.add_argument("--crash-moments", type=positive_int, default=CRASH_MOMENTS, metavar="N",
                      help="kills of each crash check, H-104, H-150, H-151, H-153, beyond the "
                      "first and last call of each kind (default: "
@@ -506,13 +500,25 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="adapter processes at once; harness checks count against N, those "
                           "that must run alone do (default: the CPUs this process may use; 1: "
                           "one case after the other). Reports are the same whatever N")
+    run.add_argument("--no-progress", action="store_true",
+                     help="no progress line on stderr (shown only on a terminal)")
+    profile_option(run)
+    run.set_defaults(run=cmd_run)
+
+
+def _report_options(run: argparse.ArgumentParser) -> None:
+    """Where the reports go, how loud the text is, and what the verdict accepts."""
+    run.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
+    run.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="what to print on stdout (default: text)")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    run.add_argument("--accept-unverified", action="store_true",
+                     help="pass a run whose only shortfall is unverified MUST cases (checks this "
+                          "machine cannot run: no strace, no ptrace, ...); without it such a "
+                          "run is INCOMPLETE (exit 5). Every report says they were accepted")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")
     loudness.add_argument("-q", "--quiet", action="store_true",
                           help="text format: the verdict and one line per failing case (no "
                                "blocks, no tables)")
-    run.add_argument("--no-progress", action="store_true",
-                     help="no progress line on stderr (shown only on a terminal)")
-    profile_option(run)
-    run.set_defaults(run=cmd_run)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..run._outcomes import CaseResult, Outcome, RunRecord
+from ._run import report_json
 
 __all__ = ["MergeError", "merge_reports", "record_from_report"]
 
@@ -85,15 +86,8 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str,
         **({"accepted_unverified": []} if all("accepted_unverified" in f for f in footers)
            else {}),
     }})
-    footer: dict[str, Any] = {
-        "totals": record.totals(), "passed": record.passed, "tested": record.tested,
-        "complete": record.complete, "verdict": record.verdict.lower(),
-        **({"accepted_unverified": [r.id for r in record.unverified]}
-           if record.accept_unverified else {}),
-        "finished_at": record.finished_at, "duration_ms": record.duration_ms,
-        **({"aborted": aborted} if aborted else {}),
-    }
-    return {"format": first["format"], "header": header, "cases": ordered, "footer": footer}
+    return {"format": first["format"], "header": header, "cases": ordered,
+            "footer": report_json(record)["footer"]}
 
 
 def record_from_report(report: Mapping[str, Any]) -> RunRecord:

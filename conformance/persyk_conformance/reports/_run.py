@@ -458,28 +458,33 @@ def render_junit(record: RunRecord) -> str:
             time=f"{r.duration_ms / 1000:.3f}",
         )
         _junit_properties(case, r)
-        text = ("\n".join(failure_lines(r, record.profile)) if r.outcome in FAILING
-                else r.describe())
-        first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
-        message = _xml_safe(first[:500])
-        if r.outcome in (Outcome.FAIL, Outcome.XPASS):
-            element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
-            element.text = _xml_safe(text)
-        elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
-            element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
-            element.text = _xml_safe(text)
-        elif r.id in blocking:
-            element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
-            element.text = _xml_safe(f"{NOT_VERIFIED}: the run is INCOMPLETE\n{text}")
-        elif r.outcome in INCOMPLETE:
-            accepted = f" ({ACCEPTED_UNVERIFIED})" if record.accept_unverified else ""
-            ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}{accepted}: {message}"))
-        elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
-            ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}: {message}"))
+        _junit_outcome(case, r, record, blocking=r.id in blocking)
         if r.stderr:
             ET.SubElement(case, "system-err").text = _xml_safe(r.stderr)
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _junit_outcome(case: ET.Element, r: CaseResult, record: RunRecord, *, blocking: bool) -> None:
+    """The failure, error or skipped element of one testcase (none for a pass)."""
+    text = ("\n".join(failure_lines(r, record.profile)) if r.outcome in FAILING
+            else r.describe())
+    first = r.describe().splitlines()[0] if r.describe() else str(r.outcome)
+    message = _xml_safe(first[:500])
+    if r.outcome in (Outcome.FAIL, Outcome.XPASS):
+        element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
+        element.text = _xml_safe(text)
+    elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
+        element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
+        element.text = _xml_safe(text)
+    elif blocking:
+        element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
+        element.text = _xml_safe(f"{NOT_VERIFIED}: the run is INCOMPLETE\n{text}")
+    elif r.outcome in INCOMPLETE:
+        accepted = f" ({ACCEPTED_UNVERIFIED})" if record.accept_unverified else ""
+        ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}{accepted}: {message}"))
+    elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
+        ET.SubElement(case, "skipped", message=_xml_safe(f"{r.outcome}: {message}"))
 
 
 def _junit_properties(case: ET.Element, r: CaseResult) -> None:

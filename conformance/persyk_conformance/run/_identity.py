@@ -35,10 +35,10 @@ import stat
 import struct
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Identities", "Identity", "Watch", "identities", "identity_changes"]
+__all__ = ["Identities", "Identity", "ReadWatch", "Watch", "identities", "identity_changes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,3 +233,34 @@ class Watch:
                         findings.append(finding)
                     break
         return findings
+
+
+@dataclass(slots=True)
+class ReadWatch:
+    """CTX-19 around one step of the runner: for a read-only step, the entries' identities
+    before it and an inotify watch for its length; nothing for any other step."""
+
+    before: Identities = field(default_factory=dict)
+    watch: Watch | None = None
+    seen: list[str] = field(default_factory=list)
+
+    @classmethod
+    def begin(cls, workspace: Path, snapshot: Mapping[str, str], read_only: bool) -> ReadWatch:
+        """``snapshot``: the content snapshot just before the step (its "dir" entries are the
+        directories watched besides the workspace itself)."""
+        if not read_only:
+            return cls()
+        directories = [rel for rel, state in snapshot.items() if state == "dir"]
+        return cls(identities(workspace), Watch.start(workspace, directories))
+
+    def end(self) -> None:
+        """Stop watching: call it as soon as the adapter replied, before the runner itself
+        touches the workspace again."""
+        if self.watch is not None:
+            self.seen, self.watch = self.watch.changes(), None
+
+    def changes(self, workspace: Path) -> list[str]:
+        """What the step did that left the contents as they were (empty: nothing)."""
+        if not self.before:
+            return []
+        return self.seen or identity_changes(self.before, identities(workspace))

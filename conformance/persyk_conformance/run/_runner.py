@@ -31,7 +31,7 @@ from typing import Any
 
 from .._excerpt import excerpt, excerpts
 from .._profiles import V1, Profile
-from .._protocol import Internal, ProtocolViolation, Result, Unsupported, dumps_line
+from .._protocol import Internal, ProtocolViolation, Reply, Result, Unsupported, dumps_line
 from ..adapters._interface import (
     Adapter,
     AdapterCrashed,
@@ -44,7 +44,7 @@ from ..cases._load import Case, Step
 from ..cases._match import match
 from ..cases._steps import OutsideWorkspace, confined, resolve_paths
 from ._conditions import prepare_workspace, resolve_results
-from ._identity import Identities, Watch, identities, identity_changes
+from ._identity import ReadWatch
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
     Sandbox,
@@ -426,11 +426,10 @@ class Runner:
     def _perform(
         self, planned: Planned, step: Step, args: Mapping[str, Any], workspace: Path,
         verdict: _Verdict, number: int, previous: Snapshot | None = None,
-    ) -> tuple[Result, Snapshot, _Untouched] | None:
+    ) -> tuple[Result, Snapshot, ReadWatch] | None:
         """One step through the adapter, under its harness conditions: the result, the
-        workspace just before it, and for a read-only step what its identities and an inotify
-        watch saw (CTX-19, run/_identity.py); None once ``verdict`` says why there is no result
-        to judge.
+        workspace just before it, and what a read-only step's watch saw (CTX-19); None once
+        ``verdict`` says why there is no result to judge.
 
         ``previous``, the workspace after the step before, is this step's "before" unless the
         step prepares the workspace or holds a lock (which may create the lock file); an
@@ -442,19 +441,12 @@ class Runner:
             with held_lock(workspace, conditions.get("holdLock")):
                 before = (snapshot(workspace, self.options.snapshot_limits) if reuse is None
                           else reuse)
-                untouched = _Untouched.begin(workspace, before,
-                                             step.op in self.profile.read_only_ops)
+                untouched = ReadWatch.begin(workspace, before,
+                                            step.op in self.profile.read_only_ops)
                 try:
-                    limit = conditions.get("fileSizeLimit")
-                    if limit is None:
-                        reply = self.adapter.run(step.op, args, self.options.timeout)
-                    else:
-                        reply = self.adapter.run_with_file_size_limit(
-                            step.op, args, self.options.timeout, int(limit)
-                        )
+                    reply = self._ask(step.op, args, conditions.get("fileSizeLimit"))
                 finally:
-                    # Before the held lock is released: its close is the runner's, not a write.
-                    untouched.end()
+                    untouched.end()  # before the held lock's close, which is the runner's
         except AdapterCrashed as exc:
             verdict.set(Outcome.CRASH, str(exc), number, step.op)
             self._kill()
@@ -492,6 +484,13 @@ class Runner:
         assert isinstance(reply, Result)
         return reply, before, untouched
 
+    def _ask(self, op: str, args: Mapping[str, Any], limit: Any) -> Reply:
+        """The adapter's reply to one step, under the step's file size limit if it has one."""
+        if limit is None:
+            return self.adapter.run(op, args, self.options.timeout)
+        return self.adapter.run_with_file_size_limit(op, args, self.options.timeout,
+                                                     int(limit))
+
     def _check_step(
         self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]
     ) -> list[str]:
@@ -521,33 +520,6 @@ class Runner:
         # After a crash, a hang or a broken conversation there is nothing to say: kill the group.
         self._started = False
         self.adapter.kill()
-
-
-@dataclass(slots=True)
-class _Untouched:
-    """CTX-19 as identity around one read-only step (run/_identity.py): the entries' identities
-    before it, and an inotify watch for its length; nothing for any other step."""
-
-    before: Identities = field(default_factory=dict)
-    watch: Watch | None = None
-    seen: list[str] = field(default_factory=list)
-
-    @classmethod
-    def begin(cls, workspace: Path, before: Snapshot, read_only: bool) -> _Untouched:
-        if not read_only:
-            return cls()
-        directories = [rel for rel, state in before.items() if state == "dir"]
-        return cls(identities(workspace), Watch.start(workspace, directories))
-
-    def end(self) -> None:
-        if self.watch is not None:
-            self.seen, self.watch = self.watch.changes(), None
-
-    def changes(self, workspace: Path) -> list[str]:
-        """What the step did that left the contents as they were (empty: nothing)."""
-        if not self.before:
-            return []
-        return self.seen or identity_changes(self.before, identities(workspace))
 
 
 @contextlib.contextmanager
