@@ -3,10 +3,11 @@
 Each report (``run --report FILE``, schemas/protocol/report.schema.json) becomes one column. A
 case's outcome is folded into one of four verdicts: ``pass``; ``fail`` (fail, error, crash,
 timeout, xpass: what fails a run); ``xfail`` (a failure the implementation lists as expected);
-``unsupported`` (unsupported, skip, or a case its report does not hold). The matrix counts them
-per rule area (a case counts once in each area its rules touch, as in a run's own area table)
-and per level; a *disagreement* is a case that one implementation passes and another fails
-(``fail`` or ``xfail``): where the suite tells two implementations apart.
+``unsupported`` (unsupported, unverified, skip, or a case its report does not hold). The
+matrix counts them per rule area (a case counts once in each area its rules touch, as in a
+run's own area table) and per level; a *disagreement* is a case that one implementation
+passes and another fails (``fail`` or ``xfail``): where the suite tells two implementations
+apart.
 """
 
 from __future__ import annotations
