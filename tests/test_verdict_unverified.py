@@ -35,7 +35,8 @@ from persyk_maintainers.site._model import badge, build_model
 REPORT_SCHEMA = json.loads(
     (files("persyk_contract.schemas") / "protocol" / "report.schema.json").read_text("utf-8")
 )
-NO_STRACE = "needs strace (Linux) to kill the adapter at each system call; strace is not on PATH"
+NO_STRACE = ("needs strace (Linux) to trace or kill the adapter at its system calls; strace is "
+             "not on PATH")
 
 
 @pytest.fixture

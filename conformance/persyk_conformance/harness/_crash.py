@@ -105,8 +105,8 @@ def strace_prefix() -> list[str]:
     """``strace`` as a command prefix, after proving that it can trace and inject here."""
     strace = shutil.which("strace")
     if strace is None:
-        raise CheckCannotRunHere("needs strace (Linux) to kill the adapter at each system call; "
-                                 "strace is not on PATH")
+        raise CheckCannotRunHere("needs strace (Linux) to trace or kill the adapter at its "
+                                 "system calls; strace is not on PATH")
     probe = subprocess.run(
         [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=?write",
          "-e", "inject=?getpid:error=ENOSYS", "--", "true"],
