@@ -211,3 +211,23 @@ def test_a_report_read_back_keeps_the_verdict_and_the_acceptance() -> None:
     again = record_from_report(data)
     assert again.accept_unverified and again.verdict == "PASSED"
     assert record_from_report(report_json(_record(PASSING, UNVERIFIED))).verdict == "INCOMPLETE"
+
+
+@pytest.mark.parametrize(("extra", "status"), [((), 5), (("--accept-unverified",), 0)],
+                         ids=["incomplete", "accepted"])
+def test_merged_shards_keep_the_incomplete_verdict_and_its_exit_status(
+    tree: Path, no_strace: None, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    extra: tuple[str, ...], status: int,
+) -> None:
+    shards = [tmp_path / f"shard-{index}.json" for index in (1, 2)]
+    for index, report in enumerate(shards, start=1):
+        main(["run", "--fixtures", str(tree), "--only", "G-001,H-104", "--timeout", "5", "-j", "1",
+              "--no-progress", "-q", "--shard", f"{index}/2", "--report", str(report), *extra])
+    merged = tmp_path / "merged.json"
+    capsys.readouterr()  # the shards' own reports
+    assert main(["merge", *map(str, shards), "--report", str(merged), "-q"]) == status
+    footer = json.loads(merged.read_text("utf-8"))["footer"]
+    assert footer["verdict"] == ("incomplete" if status else "passed")
+    assert footer.get("accepted_unverified") == (["H-104"] if extra else None)
+    verdict_line = capsys.readouterr().out.splitlines()[1]
+    assert verdict_line.startswith("INCOMPLETE" if status else "PASSED")
