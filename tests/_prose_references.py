@@ -2,7 +2,7 @@
 
 Pure: a text and what the checkout holds (:class:`Known`) in, the stale references out. The
 prose is README.md, the pages under docs/ and the comments and docstrings of the Python code;
-``prose_of_python`` takes those out of a module's source. tests/test_prose_references.py reads
+``prose_of_python`` takes those out of a module's source. tests/repo/test_prose_references.py reads
 the checkout and runs this over every page and module.
 
 What counts as a reference:

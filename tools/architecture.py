@@ -1,13 +1,13 @@
 """The generated parts of docs/maintainers/architecture.md: the layers of each package, every
 module with its size, its first docstring sentence and the rules it names, and the rule index
 (each rule prefix with the modules that name its rules). The page names files only where this
-writes it, so it cannot go stale; tests/test_architecture_doc.py fails when the page differs.
+writes it, so it cannot go stale; tests/repo/test_architecture_doc.py fails when the page differs.
 
     python tools/architecture.py          # rewrite the generated parts of the page
     python tools/architecture.py --check  # exit 1 when they are stale
 
-The layer order is read from tests/test_layers.py (``LAYERS``, the one place it is kept); a rule
-mention is what fixtures/traceability.py counts for docs/traceability.md (an exact rule ID in a
+The layer order is read from tests/repo/test_layers.py (``LAYERS``, the one place it is kept); a
+rule mention is what fixtures/traceability.py counts for docs/traceability.md (an exact rule ID in a
 comment or docstring; a range ``REC-5..REC-12`` names its two ends), so both pages agree.
 """
 
@@ -23,7 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "maintainers" / "architecture.md"
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "fixtures")]
+# test_layers (tests/repo) keeps the layer table; traceability (fixtures) counts rule mentions.
+sys.path[:0] = [str(ROOT / "tests" / "repo"), str(ROOT / "tests"), str(ROOT / "fixtures")]
 
 from test_layers import LAYERS, ONLY_BASE  # noqa: E402
 from traceability import code_places  # noqa: E402

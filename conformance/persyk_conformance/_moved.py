@@ -1,6 +1,7 @@
 """Former import paths of the packages that moved to ``persyk_maintainers`` (the gate, the site,
 the benchmarks): each stays importable, with every submodule, as the same module objects, so
-that code written against the old names keeps working (tests/test_maintainers_aliases.py).
+that code written against the old names keeps working
+(tests/maintainers/test_maintainers_aliases.py).
 
 The runner itself never imports them: ``persyk_conformance.gate``, ``.site`` and ``.bench`` are
 aliases that only code using the old names loads.

@@ -4,7 +4,7 @@ run reports (``site``), the benchmarks (``bench``), and the ``persyk-conformance
 drive them (``cli``: diff, release, bench, compare, site).
 
 It imports the runner (``persyk_conformance``); the runner never imports it, and names its
-commands in its command table only (tests/test_layers.py). ``persyk_conformance.gate``,
+commands in its command table only (tests/repo/test_layers.py). ``persyk_conformance.gate``,
 ``.site`` and ``.bench`` stay as aliases of the moved packages.
 """
 

@@ -106,7 +106,7 @@ class CatalogCode:
     """One code of the closed error catalog: the code, the phase in which it bites, its meaning
     and, where the catalog has the column (v1 since contract 1.14.0), the members beside
     ``code`` and ``message`` that a diagnostic of this code may carry (``line``, ``pointer``...):
-    a case may expect only those (tests/test_contract_members.py)."""
+    a case may expect only those (tests/contract/test_contract_members.py)."""
 
     code: str
     phase: str

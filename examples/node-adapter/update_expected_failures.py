@@ -4,7 +4,7 @@
 
 Every case the example fails gets one line with its reason: the rules of the case that the
 example does not check. A reason written by hand for a case that still fails is kept. Run it
-after cases are added or the adapter changes; tests/test_node_adapter.py fails until then.
+after cases are added or the adapter changes; tests/peers/test_node_adapter.py fails until then.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Every case pi fails gets one line: the rule it breaks and why pi breaks it, grou
 comment per reason. The reasons are written here by hand from pi's source
 (node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js); a failing case this
 script has no reason for stops it, so that no entry is ever a guess. Run it after cases are added
-or pi's pinned version changes; tests/test_pi_peer.py fails until then.
+or pi's pinned version changes; tests/peers/test_pi_peer.py fails until then.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
 The core declares them here and takes one as an argument; it never imports a fast one
 (``persyk_dsh.fast``). Its own is :class:`persyk_dsh._readable.ReadableCodec`; the edge
 (``operations``) chooses between the two once, by ``PERSYK_SESSION_MODE``. Every codec gives
-the same verdicts, values and bytes (tests/test_dsh_json_agreement.py,
-tests/test_dsh_scan_agreement.py).
+the same verdicts, values and bytes (tests/dsh/test_dsh_json_agreement.py,
+tests/dsh/test_dsh_scan_agreement.py).
 """
 
 from __future__ import annotations

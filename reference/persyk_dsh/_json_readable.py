@@ -1,7 +1,7 @@
 """The readable JSON reader and writer of dsh-v0 (DSH-7), on the standard ``json`` module.
 
 They give orjson's verdicts, values and bytes exactly, so that the modes agree
-(tests/test_dsh_json_agreement.py holds them to it):
+(tests/dsh/test_dsh_json_agreement.py holds them to it):
 
 * ``loads``: strict UTF-8 (a BOM is refused), RFC 8259 (no NaN or Infinity), a number whose
   double is infinite refused (``1e400``; ``1e-400`` is ``0.0``), integers outside

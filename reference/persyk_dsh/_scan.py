@@ -3,7 +3,7 @@
 Only the last line of a file may be a torn write (DSH-13): bytes after the last LF, or a last
 complete line that is not JSON. Every other fault is fatal and reported with its line. Every line
 is read through ``parse_record``; the fast codec's twin (``persyk_dsh.fast``) checks the common
-record inline and gives the same scans (tests/test_dsh_scan_agreement.py).
+record inline and gives the same scans (tests/dsh/test_dsh_scan_agreement.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The schema file is the contract; it is compiled once per type. Types not in it pass (DSH-9).
 The fast codec compiles with jsonschema-rs, the readable codec (``_readable``) with
-python-jsonschema; tests/test_dsh_schema_portability.py holds them to one verdict.
+python-jsonschema; tests/contract/test_dsh_schema_portability.py holds them to one verdict.
 """
 
 from __future__ import annotations

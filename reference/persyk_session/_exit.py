@@ -20,7 +20,7 @@ EXIT_USAGE: Final = 2
 
 # DIAG-7, "Exit statuses": the codes of phase usage in either catalog (v1 PATH_NOT_FOUND and
 # USAGE; dsh-v0 DSH_USAGE and DSH_IO) and IO_FAILED exit 2; every other code exits 1.
-# tests/test_cli_exit.py compares this set with both catalogs.
+# tests/reference/cli/test_cli_exit.py compares this set with both catalogs.
 USAGE_OR_IO_CODES: Final = frozenset({"PATH_NOT_FOUND", "USAGE", "IO_FAILED", "DSH_USAGE",
                                       "DSH_IO"})
 

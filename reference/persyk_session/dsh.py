@@ -1,7 +1,7 @@
 """The dsh-v0 backend's former import path: it is the package ``persyk_dsh`` now. This name
 re-exports it, and its public submodules stay importable under it
 (``persyk_session.dsh.operations``, ``persyk_session.dsh.cli``), so that code written against
-them keeps working (tests/test_dsh_aliases.py)."""
+them keeps working (tests/dsh/test_dsh_aliases.py)."""
 
 import sys
 

@@ -2,7 +2,7 @@
 already taken is checked against the read-phase rules first, so a record that both reuses an
 id with other content (APP-13) and breaks a read rule (HDR-7, ENV-3 ...) reports the read code.
 docs/spec.md leaves that order open (decision on the order of refusals within one batch
-record), so the fuzzer must find nothing against it (tests/test_fuzz.py)."""
+record), so the fuzzer must find nothing against it (tests/conformance/fuzz/test_fuzz.py)."""
 
 import sys
 from typing import Any

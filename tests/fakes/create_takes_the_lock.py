@@ -1,8 +1,8 @@
 """The reference with a create that takes ``session.lock`` (as an implementation may that reads
 APP-5's "every mutation holds the lock" to include create). With ``FAKE_KEEP_LOCK=1`` a failed
 create keeps the lock file it made, as contract 1.13.0's "never deleted" said; without it, it
-removes it, as APP-27 rev. 2 asks. S-955 and S-967 tell the two apart (tests/test_hostile_files.py
-would not: the reference takes no lock in create)."""
+removes it, as APP-27 rev. 2 asks. S-955 and S-967 tell the two apart
+(tests/reference/core/test_hostile_files.py would not: the reference takes no lock in create)."""
 
 import contextlib
 import os

@@ -1,4 +1,4 @@
-"""A broken fake of ``persyk_conformance.cli.main`` for tests/test_import_pins_runner.py: the
+"""A broken fake of ``persyk_conformance.cli.main`` for tests/repo/test_import_pins_runner.py: the
 command line as it was before the command table, importing every command's module up front
 (so that ``--help`` loads the bench, the gate, the harness and their schema libraries)."""
 

@@ -1,5 +1,6 @@
 """Kept-body stores (``persyk_session.fast._bodies_fast.KeptBodies``) each lacking exactly one
-guarantee, so that tests/test_context_one_pass.py can show every check fails without it."""
+guarantee, so that tests/reference/fast/test_context_one_pass.py can show every check fails without
+it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Valid to everything, and logs when each step begins and ends (``PERSYK_FAKE_LOG``): which
-cases ran at the same time, by ordering alone (tests/test_run_parallel.py)."""
+cases ran at the same time, by ordering alone (tests/conformance/run/test_run_parallel.py)."""
 
 import os
 import sys

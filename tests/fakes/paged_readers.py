@@ -1,5 +1,6 @@
 """Read caches (``persyk_session.read._read_cache``) each lacking exactly one guarantee, so that
-tests/test_read_cache.py can show every one of its checks fails without the guarantee it pins.
+tests/reference/fast/test_read_cache.py can show every one of its checks fails without the guarantee
+it pins.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The reference with APP-18 rev. 3 broken: a removal whose leaf names no entry is answered as
 an append whose record has no parent (PARENT_NOT_FOUND at its would-be line) instead of
-LEAF_NOT_FOUND. Rev. 3 states the choice, so the fuzzer must report it (tests/test_fuzz.py)."""
+LEAF_NOT_FOUND. Rev. 3 states the choice, so the fuzzer must report it
+(tests/conformance/fuzz/test_fuzz.py)."""
 
 import sys
 from typing import Any

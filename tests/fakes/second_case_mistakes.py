@@ -1,6 +1,7 @@
 """The reference with one mistake, chosen by ``FAKE_MISTAKE``: each is what one of the
-second cases (S-962..S-972) exists to catch, and tests/test_rules_on_one_case.py shows that the
-case fails it while the reference passes. Every other operation is the reference's."""
+second cases (S-962..S-972) exists to catch, and tests/conformance/cases/test_rules_on_one_case.py
+shows that the case fails it while the reference passes. Every other operation is the
+reference's."""
 
 import json
 import os

@@ -39,9 +39,10 @@ NOTES = [
     "(`--enough 3`), so `killed by` lists the first three in suite order; a survivor and an "
     "allowed mistake ran every case. One process, one mistake at a time, `nice -n 15`, on 2 "
     "cores shared with other jobs.",
-    "* In the test suite (tests/test_mistakes.py) each mistake runs only the cases its "
-    "registry entry names in `catching`; a mistake with neither a catching case nor an "
-    "allowed reason fails the build, and so does one that the recorded full run did not kill.",
+    "* In the test suite (tests/maintainers/strength/test_mistakes.py) each mistake runs "
+    "only the cases its registry entry names in `catching`; a mistake with neither a catching "
+    "case nor an allowed reason fails the build, and so does one that the recorded full run "
+    "did not kill.",
     "* Out of scope: fsync mistakes (the power-loss harness), the write-harness checks "
     "H-101..H-104 (they need adapter processes or take minutes).",
     "* Before: the cases of main at 41ee242 (contract 1.13.0), 2026-12-03 09:00-09:22 UTC. "

@@ -1,6 +1,6 @@
 """The in-process adapter: the reference's operations called in this process, no subprocess.
 
-The only runner module that imports ``persyk_session`` (tests/test_layers.py pins it): every
+The only runner module that imports ``persyk_session`` (tests/repo/test_layers.py pins it): every
 other road to the reference goes through its adapter command, as any implementation's would.
 """
 

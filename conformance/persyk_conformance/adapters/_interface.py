@@ -3,7 +3,7 @@ harness and the bench talk to, and the errors a step can end in (docs/implemente
 
 The two ways live apart: ``_subprocess`` (an adapter process, the only road for another
 implementation) and ``_in_process`` (the reference called in this process, the only runner
-module that may import ``persyk_session``; pinned by tests/test_layers.py).
+module that may import ``persyk_session``; pinned by tests/repo/test_layers.py).
 """
 
 from __future__ import annotations

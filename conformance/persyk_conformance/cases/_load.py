@@ -90,8 +90,9 @@ def manifest_problems(manifest: Any, profile: Profile = V1) -> list[str]:
     """Schema violations of one parsed manifest, as readable lines (empty = valid).
 
     As for records (docs/maintainers/architecture.md, "Validators"): the compiled validator answers
-    "valid?", python-jsonschema, the oracle, explains what it refuses; tests/test_cases_loader.py
-    proves the two agree on every shipped manifest and on manifests broken in each way.
+    "valid?", python-jsonschema, the oracle, explains what it refuses;
+    tests/conformance/cases/test_cases_loader.py proves the two agree on every shipped manifest and
+    on manifests broken in each way.
     """
     fast, oracle = _manifest_checks(profile.case_schema)
     if fast.is_valid(manifest):

@@ -34,7 +34,7 @@ UNCASED_CODES: Mapping[str, Mapping[str, str]] = {
         "DSH_EXISTS": "only a race reaches it: the name appears between the check and the link "
         "of a first append (DSH-18). A case sees a published log before it appends, and then "
         "the append continues it (DSH-19). The reference's tests race two processes on one "
-        "first append (tests/test_dsh_store.py, test_race_lost_at_the_link_...)."
+        "first append (tests/dsh/test_dsh_store.py, test_race_lost_at_the_link_...)."
     },
 }
 _STRENGTH: Mapping[str, int] = {"implementation-defined": 0, "MAY": 1, "SHOULD": 2, "MUST": 3}

@@ -1,6 +1,6 @@
 """The command table of ``persyk-conformance``: each command's name, one-line help and the module
 that defines it, so that the command line imports only the chosen command's module (the pip
-model: ``pip/_internal/commands/__init__.py``). tests/test_import_pins_runner.py pins what
+model: ``pip/_internal/commands/__init__.py``). tests/repo/test_import_pins_runner.py pins what
 ``--help`` and each command may import.
 
 A command module exposes ``register(sub, command)``: it adds the parser of ``command`` (with
@@ -41,7 +41,7 @@ class Command:
 
 
 # The commands maintainers and publishers run live in persyk_maintainers, which imports the
-# runner; the runner names them here and never imports them itself (tests/test_layers.py).
+# runner; the runner names them here and never imports them itself (tests/repo/test_layers.py).
 _MAINTAINERS = "persyk_maintainers.cli."
 
 # In the order `persyk-conformance --help` lists them.

@@ -1,10 +1,11 @@
 """Hypothesis strategies for the values inside records: ids, timestamps, JSON values, content
 blocks, messages and the members of each entry type (schemas/v1).
 
-These are the strategies the project's own property tests used (tests/test_schema_agreement.py,
-tests/test_records_properties.py), moved here so that implementers, the tests and the fuzzer draw
-from one vocabulary. Every value drawn is valid where the schemas put it; the graph (parents,
-targets, recordings) is arranged by ``_strategies_sessions``.
+These are the strategies the project's own property tests used
+(tests/reference/fast/test_schema_agreement.py, tests/reference/fast/test_records_properties.py),
+moved here so that implementers, the tests and the fuzzer draw from one vocabulary. Every value
+drawn is valid where the schemas put it; the graph (parents, targets, recordings) is arranged by
+``_strategies_sessions``.
 """
 
 from __future__ import annotations

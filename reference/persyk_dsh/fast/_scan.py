@@ -1,7 +1,7 @@
 """The fast codec's scan of a whole dsh-v0 log (DSH-4..DSH-13): ``_scan.scan_log`` with the
 common record checked inline in the loop rather than through ``parse_record``, the same rules
 without four calls per line. Anything else takes ``parse_record``, which raises what it raises;
-tests/test_dsh_scan_agreement.py holds this scan to the plain one."""
+tests/dsh/test_dsh_scan_agreement.py holds this scan to the plain one."""
 
 from __future__ import annotations
 

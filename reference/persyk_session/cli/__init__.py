@@ -4,7 +4,7 @@ Every command builds an operation's arguments, calls that operation and prints i
 the CLI and the adapter share one path per operation. :data:`COMMANDS` names each command, its
 summary and the module that holds it; only the chosen command's module is imported (as pip's
 ``commands_dict``), so ``validate`` never loads search, realtime, media or dsh code
-(tests/test_import_pins.py). Exit status (DIAG-7), one function for every command
+(tests/reference/cli/test_import_pins.py). Exit status (DIAG-7), one function for every command
 (:func:`persyk_session._exit.exit_status`): 0 success (a valid session), 1 a domain failure (an
 invalid session, an absent explicit leaf, a refused write), 2 a usage or I/O problem (bad
 arguments, PATH_NOT_FOUND, IO_FAILED, an operating-system error such as an output that cannot

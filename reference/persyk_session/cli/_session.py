@@ -1,6 +1,6 @@
 """The read commands of ``persyk-session``: validate, context, info and read (docs/spec.md
 sections CTX and DIAG). They import the read side only: no write, media, search or realtime
-module (tests/test_import_pins.py)."""
+module (tests/reference/cli/test_import_pins.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The fast engine: the same results as the readable core, through faster twins of its hot steps.
 
 Each module here implements one Protocol of ``read/_engine.py``, and :data:`FAST_ENGINE` bundles
-them; the core never imports this package (tests/test_core_purity.py), the edge
+them; the core never imports this package (tests/reference/core/test_core_purity.py), the edge
 (``operations``) passes the engine in. Read them beside their readable twins:
 
 * ``_records_fast`` (orjson with equivalence proofs) beside ``read/_records``; ``_json_fast``

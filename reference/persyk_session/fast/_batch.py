@@ -4,9 +4,9 @@
 (:meth:`ProvenBatch.prepare`) and proves, batch-wise, which records are schema-valid plain
 message entries (:meth:`ProvenBatch.prove`); for those the planner checks only ID-3 and TREE-1
 (:meth:`ProvenBatch.commit_proven`). A record proven nothing takes the careful path, so both
-engines plan the same bytes and acknowledgements (tests/test_items_fast.py,
-tests/test_batch_plain_lane.py). msgspec and ``_items_fast`` load on the first batch, never for
-a command that appends nothing.
+engines plan the same bytes and acknowledgements (tests/reference/fast/test_items_fast.py,
+tests/reference/fast/test_batch_plain_lane.py). msgspec and ``_items_fast`` load on the first batch,
+never for a command that appends nothing.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ twin (``_store.BodyReader`` without a store) reads and parses each of them a sec
 position; here the validating pass keeps what it parsed for the entries the projection may ask
 for (:class:`KeptBodies`), within a budget, and the cyclic collector is paused while they are
 held (:func:`paused_gc`). It is the fast engine's ``keep_bodies`` (``read/_engine.KeepBodies``);
-the readable engine keeps none, and tests/test_context_one_pass.py holds both to the same
-histories. No I/O.
+the readable engine keeps none, and tests/reference/fast/test_context_one_pass.py holds both to the
+same histories. No I/O.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class KeptBodies:
     ``budget``; an entry beyond that is read again by position, so memory stays bounded. Only a
     record the builder committed (no finding) is kept, so a body is never one that failed a
     rule. The readable engine keeps no body and reads every one again
-    (tests/test_context_one_pass.py holds the two to the same histories).
+    (tests/reference/fast/test_context_one_pass.py holds the two to the same histories).
     """
 
     def __init__(self, types: frozenset[str], budget: int = KEPT_BODY_BUDGET) -> None:

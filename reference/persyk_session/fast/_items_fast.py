@@ -19,8 +19,8 @@ replaced by proofs that cost C-speed passes; the value is accepted only when all
    for both). None of them equals what it was turned into.
 
 Anything else returns None and the caller takes the careful path, which then decides the
-fault or accepts exactly as before; so both paths give the same items (tests/test_items_fast.py
-holds them to one table of values).
+fault or accepts exactly as before; so both paths give the same items
+(tests/reference/fast/test_items_fast.py holds them to one table of values).
 
 The schema check of a plain message, its patterns once per batch
 -----------------------------------------------------------------
@@ -46,9 +46,9 @@ decode): the batch's ids and parents are joined with LF, which no Id holds, and 
 regular expression, its timestamps by another. A batch in which a string fails (or holds an
 LF) is checked record by record, so each record's verdict is its own. The planner then applies
 the only rules left for such an entry, ID-3 and TREE-1 (``IndexBuilder.add_plain_message``),
-and everything declined takes the schema and graph path unchanged. tests/test_batch_plain_lane.py
-holds the lane to ``_schema.validate_entry`` (the readable definition) on generated and altered
-entries, and plans with it to plans without it.
+and everything declined takes the schema and graph path unchanged.
+tests/reference/fast/test_batch_plain_lane.py holds the lane to ``_schema.validate_entry`` (the
+readable definition) on generated and altered entries, and plans with it to plans without it.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ its id and parentId, and of the read-phase rules only ID-3 and TREE-1 are left
 (:func:`add_plain_message`; ``graph_findings`` looks at nothing else of a message, and
 committing one touches no global field). A line no lane proves takes the readable path
 (``read/_feed.line_findings``: ``parse_record`` and the schema), so a read gives the same
-findings and the same index either way (tests/test_messages_typed.py,
-tests/test_messages_block.py).
+findings and the same index either way (tests/reference/fast/test_messages_typed.py,
+tests/reference/fast/test_messages_block.py).
 
 The lanes build no dict, so they serve only a read that keeps no body and a builder that needs
 no record (:func:`feed_lines`); search's tapping builder gets the block lane alone and decides
@@ -77,7 +77,7 @@ def typed_block_lane() -> PlainMessageBlock:
 # The typed lane's value is throughput: importing msgspec and the lane costs about 10 ms, and
 # the lane saves about 3 us of a plain message entry of 650 bytes (4-5 ns a byte), so it pays for
 # itself from about 2 MiB. A smaller read takes parse_record and the schema, with the same results,
-# so that a small validate never imports msgspec (tests/test_import_pins.py).
+# so that a small validate never imports msgspec (tests/reference/cli/test_import_pins.py).
 TYPED_LANE_MIN_BYTES: Final = 2 << 20
 
 

@@ -9,7 +9,7 @@ whole block). :func:`plain_message_block` says only "every line of this block is
 plain message entry with no rule beyond the schema to apply, given that its parentId, if not
 null, names a committed entry"; anything it cannot prove returns None, and the block's lines
 take the per-record path one by one, which finds every fault with its code and line.
-tests/test_messages_block.py holds it to the readable core.
+tests/reference/fast/test_messages_block.py holds it to the readable core.
 
 Why an accepted block is what the per-record lane would accept, line for line
 ------------------------------------------------------------------------------

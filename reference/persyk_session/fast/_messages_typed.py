@@ -7,8 +7,8 @@ C, and hands the index the two fields it keeps (``id``, ``parentId``). It only e
 record is a schema-valid message entry with no rule beyond the schema to apply": anything it
 cannot prove returns None, and the record takes the existing path, which finds every fault
 with its code and line. ``_store.feed_lines`` uses it only when no body is kept (``validate``,
-``info``, paging), since it builds no dict. tests/test_messages_typed.py holds it to the
-readable core on generated and mutated records.
+``info``, paging), since it builds no dict. tests/reference/fast/test_messages_typed.py holds it to
+the readable core on generated and mutated records.
 
 Why an accepted record passes the strict reader and the schema
 ---------------------------------------------------------------

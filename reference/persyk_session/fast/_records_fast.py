@@ -1,16 +1,16 @@
 """The record layer's fast path: the same results as ``_records``, computed with orjson.
 
 The fast engine's codec (``read/_engine``: ``parse_record``, ``encode_record``,
-``dumps_json``); tests/test_records*.py and tests/test_jsontestsuite.py hold both to the same
-table of records and faults.
+``dumps_json``); tests/test_records*.py and tests/reference/core/test_jsontestsuite.py hold both to
+the same table of records and faults.
 
 How it stays fast (the hot path of every read)
 ----------------------------------------------
 The fast path is ``orjson.loads`` plus checks that cost a fraction of it. orjson 3.x already
-rejects (verified on 3.13, and by tests/test_jsontestsuite.py on every corpus case): invalid
-UTF-8 including encoded surrogates, overlongs, 5/6-byte forms and code points above U+10FFFF;
-escaped lone surrogates in keys and values; ``NaN``/``Infinity``; numbers overflowing a double
-(``1e400``, ``-1e400``, 400-digit integers); a BOM; every other RFC 8259 syntax error. It
+rejects (verified on 3.13, and by tests/reference/core/test_jsontestsuite.py on every corpus case):
+invalid UTF-8 including encoded surrogates, overlongs, 5/6-byte forms and code points above
+U+10FFFF; escaped lone surrogates in keys and values; ``NaN``/``Infinity``; numbers overflowing a
+double (``1e400``, ``-1e400``, 400-digit integers); a BOM; every other RFC 8259 syntax error. It
 accepts, and so we must check ourselves: duplicate keys (it keeps the last), integers beyond
 2^53 (exact up to 64 bits, beyond that silently a float, which we must not keep: REC-9), and any
 depth up to its own limit of 1024.

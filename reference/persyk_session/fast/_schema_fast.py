@@ -1,8 +1,8 @@
 """The schema validator's fast path: jsonschema-rs says "valid" for the common record.
 
-Same results as ``_schema`` (tests/test_schema_agreement.py holds the two to one verdict on
-generated entries, and the conformance suite runs in both modes): a record jsonschema-rs finds
-valid is checked only for the rules beyond the schema, and only when one of them can apply;
+Same results as ``_schema`` (tests/reference/fast/test_schema_agreement.py holds the two to one
+verdict on generated entries, and the conformance suite runs in both modes): a record jsonschema-rs
+finds valid is checked only for the rules beyond the schema, and only when one of them can apply;
 anything else goes to ``_schema``, whose python-jsonschema failures become the diagnostics.
 """
 

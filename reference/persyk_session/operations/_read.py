@@ -14,7 +14,7 @@ from ._mode import chosen_engine
 # validate and info need the index alone: leaf selection and context (read/_context.py) are
 # imported by op_context, paging and its read cache (read/_paging.py, read/_read_cache.py,
 # read/_live.py) by op_read, so that a small validate, the commonest call, loads neither
-# (tests/test_import_pins.py).
+# (tests/reference/cli/test_import_pins.py).
 
 __all__ = ["first_problem", "op_context", "op_info", "op_read", "op_validate"]
 

@@ -11,7 +11,7 @@ A page costs O(page), not O(session): :func:`read_page` asks a per-process
 :class:`~._read_cache.ReadCache` for the session, which validates the whole file once and then
 only the bytes appended since (or all of it again for a replaced or rewritten file).
 :func:`read_page_validating` is its readable twin, validating the whole file for every page;
-tests/test_read_cache.py holds the two to the same pages and errors.
+tests/reference/fast/test_read_cache.py holds the two to the same pages and errors.
 """
 
 from __future__ import annotations

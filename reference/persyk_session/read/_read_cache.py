@@ -25,7 +25,7 @@ as ``_live``; writers append, or replace the file (a new inode), and both are de
 
 The cache is an algorithm, not a faster twin of a readable one, so it serves every engine
 (``_engine``): a state remembers the engine that validated it and is extended through it;
-tests/test_read_cache.py holds it to the pages and errors of a fresh reader.
+tests/reference/fast/test_read_cache.py holds it to the pages and errors of a fresh reader.
 :class:`ReadCounters` counts the bytes each read validated, probed and loaded, so that tests
 prove the cost of a page by counting, never by timing.
 """

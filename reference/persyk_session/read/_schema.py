@@ -85,7 +85,8 @@ def load_schema(name: str) -> dict[str, Any]:
 # --- the oracle: python-jsonschema, unpatched ------------------------------------------------
 # The schemas end every pattern with (?![\s\S]) ("no character follows"), not $, because
 # Python's $ also matches before a final newline; so Python, ECMA-262 and Rust engines agree
-# (tests/test_schema_portability.py proves it with Ajv, python-jsonschema and jsonschema-rs).
+# (tests/contract/test_schema_portability.py proves it with Ajv, python-jsonschema and
+# jsonschema-rs).
 
 
 @functools.cache

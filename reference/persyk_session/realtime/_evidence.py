@@ -156,7 +156,7 @@ class _Connections:
 
 # ENV-4: seconds, an optional fraction of 1 to 9 digits, then Z or an offset. The start is the
 # session header's timestamp, so any valid one may come (a header without a fraction crashed
-# replay before, found by tests/test_full_disks.py).
+# replay before, found by tests/reference/core/test_full_disks.py).
 _TIMESTAMP = re.compile(
     r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?"
     r"(Z|([+-])([0-9]{2}):([0-9]{2}))"

@@ -121,7 +121,8 @@ def _fingerprint(value: Any) -> str:
 
 
 def _compact(value: Any) -> bytes:
-    # The standard library's json: the core imports no orjson (tests/test_core_purity.py).
+    # The standard library's json: the core imports no orjson
+    # (tests/reference/core/test_core_purity.py).
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 

@@ -159,8 +159,8 @@ def _match_clusters(clusters: list[str], query: Query) -> tuple[int, int]:
 
 # Every code point above ASCII whose full case folding holds an ASCII character, with its
 # folding: the only way text with no ASCII run equal to an ASCII query can fold into one, once
-# the text is known to be in NFC (tests/test_search_screen.py recomputes these tables from the
-# Unicode database Python ships).
+# the text is known to be in NFC (tests/reference/fast/test_search_screen.py recomputes these tables
+# from the Unicode database Python ships).
 FOLDS_TO_ASCII: Final = {
     chr(code): chr(code).casefold()
     for code in (
@@ -180,9 +180,9 @@ COMPOSES_WITH_PREVIOUS: Final = frozenset(
     + [chr(code) for code in range(0x1100, 0x1200)]  # the whole Hangul Jamo block
 )
 # Ranges of code points that are all stable code points of NFC (:func:`_stable`; recomputed by
-# tests/test_search_screen.py): the letters, punctuation, symbols, CJK, kana, Hangul syllables
-# and emoji most text above ASCII is made of. Lines whose characters above ASCII all lie here
-# need no character-by-character check; any other character takes that check.
+# tests/reference/fast/test_search_screen.py): the letters, punctuation, symbols, CJK, kana, Hangul
+# syllables and emoji most text above ASCII is made of. Lines whose characters above ASCII all lie
+# here need no character-by-character check; any other character takes that check.
 COMMON_STABLE: Final = (
     (0xA0, 0x24F), (0x388, 0x3FF), (0x400, 0x482), (0x48A, 0x4FF), (0x2010, 0x2027),
     (0x2030, 0x205E), (0x20A0, 0x20C0), (0x2190, 0x2328), (0x232B, 0x23FF), (0x2500, 0x27BF),

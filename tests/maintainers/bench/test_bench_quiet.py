@@ -1,0 +1,199 @@
+"""A bench report says whether its figures are a result: the load average, the CPU steal and the
+floor's spread are recorded, a loaded run is marked NOT PUBLISHABLE at the top of every format,
+and ``bench --publishable`` exits 4 for it (a ratio taken at load 7-11 was published)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _paths import CHECKOUT
+from persyk_conformance.cli import main
+from persyk_maintainers.bench import _run
+from persyk_maintainers.bench._quiet import Sample, between, sample, verdict
+from persyk_maintainers.bench._report import compare, render_markdown, report_problems
+
+ROOT = CHECKOUT
+BASELINE = ROOT / "tests" / "data" / "bench-report.json"  # a whole bench of 2026-12-02
+TINY = ["--scale", "0.005", "--repeat", "2", "-q", "--only", "retry-100"]
+
+
+def _report(*, before_run: float | None = 0.3, during: float = 0.3, cores: int = 2,
+            floor: tuple[float, ...] = (1.0, 1.1), steal: float | None = 0.0,
+            foreign: float | None = 0.01, window: float | None = 20.0) -> dict[str, Any]:
+    return {
+        "loadBeforeRun": before_run,
+        "machine": {"cores": cores, "loadAverage": [during, during, during]},
+        "aborted": None,
+        "workloads": [{
+            "key": "validate-short",
+            "floor": {"seconds": list(floor), "min": min(floor), "max": max(floor)},
+            "conditions": {"loadBefore": during, "loadAfter": during, "stealFraction": steal,
+                           "timedCpuSeconds": window, "foreignCpuFraction": foreign,
+                           "ownCpuFraction": 0.5},
+        }],
+    }
+
+
+def test_a_quiet_run_is_publishable() -> None:
+    result = verdict(_report())
+    assert result["publishable"] and result["reasons"] == []
+    assert result["loadLimit"] == 1.0  # half of two cores
+    assert result["foreignCpuLimit"] == 0.1
+
+
+def test_a_load_above_half_the_cores_before_the_run_is_not_publishable() -> None:
+    result = verdict(_report(before_run=1.5))
+    assert not result["publishable"]
+    assert result["reasons"] == ["load average 1.50 on 2 cores before the run "
+                                 "(limit 1: half the cores)"]
+    assert verdict(_report(before_run=1.5, cores=4))["publishable"]
+
+
+def test_the_bench_s_own_load_during_the_run_does_not_decide() -> None:
+    # A bench alone on 2 cores reaches load 1.1-1.4 with its own processes (2026-12-03 evening):
+    # recorded, but only the load before the run and the other processes' CPU time judge.
+    assert verdict(_report(during=1.41))["publishable"]
+    report = _report()
+    report["workloads"][0]["conditions"]["loadAfter"] = 7.0
+    assert verdict(report)["publishable"]
+
+
+def test_a_run_without_a_load_before_it_is_not_publishable() -> None:
+    assert verdict(_report(before_run=None))["reasons"] == [
+        "no load average could be read before the run"]
+
+
+def test_other_processes_above_ten_percent_of_the_cpu_are_not_publishable() -> None:
+    assert verdict(_report(foreign=0.25))["reasons"] == [
+        "validate-short: other processes used 25% of the machine's CPU time (limit 10%, and "
+        "0.05 s for the ticks' resolution)"]
+    assert verdict(_report(foreign=0.1))["publishable"]
+    assert not verdict(_report(foreign=0.11, window=None))["publishable"]
+
+
+def test_a_short_timed_interval_allows_the_counters_resolution_beyond_the_limit() -> None:
+    # 0.2 s of machine CPU time (0.1 s wall on 2 cores) is 20 ticks: a tick or two of anyone
+    # is 5-10%, the two sources round apart by a few ticks. 0.05 s more is allowed: 35% here.
+    assert verdict(_report(foreign=0.3, window=0.2))["publishable"]
+    assert not verdict(_report(foreign=0.5, window=0.2))["publishable"]  # a whole core
+    assert not verdict(_report(foreign=0.12, window=50.0))["publishable"]
+
+
+def test_other_processes_cpu_that_could_not_be_measured_is_not_publishable() -> None:
+    # Without /proc nothing shows that no one competed: not invented as zero.
+    assert verdict(_report(foreign=None))["reasons"] == [
+        "the CPU time of other processes could not be measured (no /proc) for "
+        "validate-short: nothing shows that none competed"]
+
+
+def test_a_floor_that_spreads_more_than_thirty_percent_is_not_publishable() -> None:
+    result = verdict(_report(floor=(1.0, 1.31)))
+    assert result["reasons"] == ["validate-short: the floor's repetitions spread 1.31x "
+                                 "(limit 1.3x)"]
+    assert verdict(_report(floor=(1.0, 1.29)))["publishable"]
+
+
+def test_cpu_steal_above_five_percent_is_not_publishable() -> None:
+    assert verdict(_report(steal=0.2))["reasons"] == [
+        "validate-short: CPU steal 20% (limit 5%)"]
+    assert verdict(_report(steal=None))["publishable"]  # unknown steal is not invented
+
+
+def test_a_run_that_stopped_early_is_not_publishable() -> None:
+    report = _report()
+    report["aborted"] = "interrupted during workload 1 of 1"
+    assert not verdict(report)["publishable"]
+
+
+def test_the_steal_fraction_is_read_from_proc_stat_deltas(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 700 0 0 0 100 0 0\ncpu0 1 2 3\n", "ascii")
+    first = sample(stat)
+    assert (first.steal_ticks, first.total_ticks) == (100, 1000)
+    stat.write_text("cpu  150 0 150 1350 0 0 0 350 0 0\n", "ascii")
+    assert between(first, sample(stat))["stealFraction"] == 0.25
+    stat.write_text("intr 5\n", "ascii")  # no cpu line: no steal figure, and no exception
+    assert sample(stat).total_ticks == 0
+    assert between(Sample(0.1), Sample(0.2))["stealFraction"] is None
+
+
+def test_a_report_without_the_verdict_counts_as_not_publishable() -> None:
+    report = json.loads(BASELINE.read_text("utf-8"))
+    assert "quiet" not in report
+    markdown = render_markdown(report)
+    assert markdown.splitlines()[2].startswith("**NOT PUBLISHABLE")
+    assert any("not publishable" in line for line in compare(report, report, 10.0).lines)
+
+
+@pytest.fixture
+def loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine as the bench sees it: load 9 on every sample."""
+    monkeypatch.setattr(_run, "sample", lambda: Sample(9.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # machine() in the report
+
+
+def test_publishable_exits_4_on_a_loaded_machine_and_the_reports_say_why(
+    loaded: None, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "b.json"
+    status = main(["bench", *TINY, "--publishable", "--report", str(out)])
+    captured = capsys.readouterr()
+    assert status == 4
+    report = json.loads(out.read_text("utf-8"))
+    assert report_problems(report) == []
+    assert not report["quiet"]["publishable"]
+    assert report["workloads"][0]["conditions"]["loadBefore"] == 9.0
+    assert captured.out.splitlines()[2].startswith("**NOT PUBLISHABLE")
+    assert "load average 9.00 on" in captured.err and "before the run" in captured.err
+    # Without --publishable the same run is a usable (if marked) report: exit 0.
+    assert main(["bench", *TINY]) == 0
+
+
+def test_a_publishable_report_prints_no_warning_banner() -> None:
+    report = copy.deepcopy(json.loads(BASELINE
+                                      .read_text("utf-8")))
+    report["quiet"] = {"publishable": True, "reasons": [], "loadLimit": 1.0,
+                       "foreignCpuLimit": 0.1, "foreignCpuSlackSeconds": 0.05,
+                       "stealLimit": 0.05, "spreadLimit": 1.3}
+    assert "NOT PUBLISHABLE" not in render_markdown(report)
+    assert report_problems(report) == []
+
+
+def test_the_verdict_judges_the_load_sampled_before_the_run_not_during_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """The first sample (before any adapter starts) is the run's load; every later one sees the
+    bench's own processes and is recorded only. Idle counters: no foreign CPU time."""
+    samples = iter([Sample(0.2, 0, 1000, 0, 0)] + [Sample(5.0, 0, 1000 * n, 0, 0)
+                                                   for n in range(2, 100)])
+    monkeypatch.setattr(_run, "sample", lambda: next(samples))
+    out = tmp_path / "b.json"
+    main(["bench", *TINY, "--report", str(out)])
+    report = json.loads(out.read_text("utf-8"))
+    assert report_problems(report) == []
+    assert report["loadBeforeRun"] == 0.2
+    conditions = report["workloads"][0]["conditions"]
+    assert conditions["loadBefore"] == 5.0 and conditions["foreignCpuFraction"] == 0.0
+    assert not any("load" in reason or "other processes" in reason
+                   for reason in report["quiet"]["reasons"])
+    markdown = render_markdown(report)
+    assert "load average 0.2 before the run (the verdict's)" in markdown
+    # The timed interval is bounded by two consecutive samples: 1,000 ticks apart.
+    assert "| retry-100 | 5.0 | 5.0 | 0.0% | 10.00 s | 0.0% | 0.0% |" in markdown
+
+
+def test_a_run_that_was_loaded_before_it_started_is_not_publishable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    samples = iter([Sample(3.0, 0, 1000, 0, 0)] + [Sample(0.1, 0, 1000 * n, 0, 0)
+                                                   for n in range(2, 100)])
+    monkeypatch.setattr(_run, "sample", lambda: next(samples))
+    out = tmp_path / "b.json"
+    assert main(["bench", *TINY, "--publishable", "--report", str(out)]) == 4
+    report = json.loads(out.read_text("utf-8"))
+    assert report["quiet"]["reasons"][0].startswith("load average 3.00 on ")
