@@ -124,7 +124,7 @@ def test_power_loss_checks_are_items_with_their_own_state_budget(
         "--persyk-fixtures", str(tree), "--persyk-powerloss-states", "4", "-k", "H-201",
     )
     # Without strace the check is unverified: a MUST item fails, with the reason, never passes
-    # (tests/test_verdict_unverified.py).
+    # (tests/conformance/run/test_verdict_unverified.py).
     try:
         _crash.strace_prefix()
     except _crash.CrashCheckUnsupported:
