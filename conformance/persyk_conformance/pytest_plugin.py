@@ -6,7 +6,11 @@ H-150..H-153, whose kills beyond coverage ``--persyk-crash-moments`` sets (H-104
 power-loss checks H-201.., whose crash states per point ``--persyk-powerloss-states`` sets),
 as ``persyk-conformance run`` does. Outcomes map onto pytest's: pass -> passed; fail, error,
 crash, timeout, xpass -> failed; skip, unsupported -> skipped (with the reason); xfail ->
-xfailed (with the reason from ``--persyk-expected-failures``). Without ``--persyk-impl`` the
+xfailed (with the reason from ``--persyk-expected-failures``); unverified (the check applies but
+cannot run here: no strace, no ptrace, ...) -> failed at the MUST level, with what is missing,
+because a green session must mean conformant; skipped with ``--persyk-accept-unverified`` (the
+reason says it was accepted) and at the SHOULD and MAY levels. Not xfail: pytest counts an
+xfail as green, and an unverified check did not fail either. Without ``--persyk-impl`` the
 plugin adds nothing, so it never disturbs another project's test run.
 
 Under pytest-xdist (``-n 2``, ``-n auto``) each worker collects the same items, in the same
@@ -40,6 +44,7 @@ from .harness._registry import (
 from .reports._run import failure_lines
 from .run._outcomes import (
     FAILING,
+    INCOMPLETE,
     CaseResult,
     ExpectedFailuresError,
     Outcome,
@@ -72,6 +77,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="N",
                     help="kills of each crash check beyond the first and last call of each "
                     f"kind (default: {CRASH_MOMENTS})")
+    group.addoption("--persyk-accept-unverified", action="store_true",
+                    help="skip, rather than fail, a MUST check this machine cannot run "
+                    "(no strace, no ptrace, ...)")
     group.addoption("--persyk-powerloss-states", type=_at_least_one, default=DEFAULT_STATES,
                     metavar="N", help="crash states per crash point of the power-loss checks "
                     f"(default: {DEFAULT_STATES})")
@@ -93,6 +101,7 @@ class _Session:
         self.timeout: float = config.getoption("--persyk-timeout")
         self.moments: int = config.getoption("--persyk-crash-moments")
         self.states: int = config.getoption("--persyk-powerloss-states")
+        self.accept_unverified: bool = config.getoption("--persyk-accept-unverified")
         self.sandbox = Sandbox.create()
         self.adapter = SubprocessAdapter(
             self.argv,
@@ -142,10 +151,17 @@ class _Session:
         self.sandbox.remove()
 
 
-def _report(result: CaseResult) -> None:
+def _report(result: CaseResult, accept_unverified: bool = False) -> None:
     """Map a conformance outcome onto pytest's (module docstring)."""
     if result.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED):
         pytest.skip(f"{result.outcome}: {result.reason}")
+    if result.outcome in INCOMPLETE:
+        if (result.level or "MUST") != "MUST":
+            pytest.skip(f"{result.outcome} ({result.level}): {result.reason}")
+        if accept_unverified:
+            pytest.skip(f"{result.outcome}, accepted with --persyk-accept-unverified: "
+                        f"{result.reason}")
+        raise PersykCaseFailed(result)
     if result.outcome is Outcome.XFAIL:
         pytest.xfail(result.expected_failure or "expected failure")
     if result.outcome in FAILING:
@@ -172,6 +188,9 @@ class _PersykItem(pytest.Item):
             result = excinfo.value.result
             text = f"{result.id} ({result.title}): {result.outcome}\n"
             text += "\n".join(failure_lines(result))
+            if result.outcome in INCOMPLETE:
+                text += ("\nnot verified on this machine: install what is missing, or pass "
+                         "--persyk-accept-unverified")
             if result.stderr:
                 text += "\nadapter stderr (tail):\n" + result.stderr[-2000:]
             return text
@@ -189,7 +208,8 @@ class CaseItem(_PersykItem):
         session: _Session = self.config.stash[_RUNNER]
         case_id = self.planned.case.id
         _report(
-            session.runner.run_case(self.planned).with_expectation(session.expected.get(case_id))
+            session.runner.run_case(self.planned).with_expectation(session.expected.get(case_id)),
+            session.accept_unverified,
         )
 
     def reportinfo(self) -> tuple[str, int | None, str]:
@@ -208,7 +228,7 @@ class WriteCheckItem(_PersykItem):
         result = session.run_write_check(self.check)
         if result.explored is not None:  # pytest's --junitxml carries it, as the runner's does
             self.user_properties.append(("explored", result.explored))
-        _report(result)
+        _report(result, session.accept_unverified)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "persyk", None, f"persyk::{self.check}"

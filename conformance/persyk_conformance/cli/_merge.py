@@ -48,6 +48,8 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
         sys.stdout.write(render_text(record, quiet=args.quiet))
     if not written:
         return Verdict.WRITE_FAILED
+    if record.incomplete:
+        return Verdict.INCOMPLETE  # nothing failed, a MUST case unverified
     return Verdict.found_if(not merged["footer"]["passed"])
 
 

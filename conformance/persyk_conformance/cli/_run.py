@@ -84,6 +84,9 @@ class RunConfig:
     # Adapter processes at once (run/_parallel.py); 1 is the serial run. The CLI's default is
     # the CPUs this process may use; the library's stays serial for the scripts that call it.
     jobs: int = 1
+    # Unverified MUST cases (a check this machine cannot run) pass instead of making the run
+    # INCOMPLETE; every report says so.
+    accept_unverified: bool = False
 
     @property
     def format_profile(self) -> Profile:
@@ -224,6 +227,7 @@ def execute(
             shard=None if config.shard is None else {
                 "index": config.shard.index, "count": config.shard.count,
                 "selection": list(plan.selection)},
+            accept_unverified=config.accept_unverified,
         )
     finally:
         _close_run(runner, early, sandbox)
@@ -415,6 +419,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         trace_budget=args.trace_budget,
         shard=args.shard,
         jobs=default_jobs() if args.jobs is None else args.jobs,
+        accept_unverified=args.accept_unverified,
     )
     if args.in_process and config.jobs > 1 and args.jobs is not None:
         print(f"persyk-conformance: --in-process runs serially (-j {config.jobs} ignored): the "
@@ -439,7 +444,7 @@ def cmd_run(args: argparse.Namespace) -> Verdict:
         return Verdict(signals.exit_status)  # after the report of what finished
     if not written:
         return Verdict.WRITE_FAILED
-    return Verdict.found_if(not record.passed)
+    return verdict_of(record)
 
 
 def _print_report(record: RunRecord, args: argparse.Namespace) -> None:
@@ -450,6 +455,13 @@ def _print_report(record: RunRecord, args: argparse.Namespace) -> None:
     else:
         sys.stdout.write(render_text(record, verbose=args.verbose, quiet=args.quiet))
     sys.stdout.flush()
+
+
+def verdict_of(record: RunRecord) -> Verdict:
+    """The exit status of a run's record: 0 passed, 5 incomplete, 1 failed."""
+    if record.incomplete:
+        return Verdict.INCOMPLETE
+    return Verdict.found_if(not record.passed)
 
 
 def _shard(text: str) -> Shard:
@@ -466,7 +478,8 @@ def register(sub: SubParsers, command: Command) -> None:
         description="Run the conformance cases against an implementation's adapter (the "
                     "built-in reference by default) and report each case's outcome. Exit 0: "
                     "nothing failed and something was tested; 1: a case failed or nothing was "
-                    "tested; 2: a usage problem.",
+                    "tested; 2: a usage problem; 5: INCOMPLETE, nothing failed but a MUST check "
+                    "could not run here (unverified: no strace, ...).",
         epilog=SELECTOR_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--impl", metavar="CMD",
@@ -474,10 +487,7 @@ def register(sub: SubParsers, command: Command) -> None:
                           "reference through its subprocess adapter")
     run.add_argument("--in-process", action="store_true",
                      help="run the built-in reference in this process (fast path)")
-    run.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
-    run.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                     help="what to print on stdout (default: text)")
-    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    _report_options(run)
     run.add_argument("--expected-failures", type=Path, metavar="FILE",
                      help="known failures, each with a reason (docs/implementers/implementers.md)")
     selector_options(run)
@@ -502,6 +512,22 @@ def register(sub: SubParsers, command: Command) -> None:
                      help="adapter processes at once; harness checks count against N, those "
                           "that must run alone do (default: the CPUs this process may use; 1: "
                           "one case after the other). Reports are the same whatever N")
+    run.add_argument("--no-progress", action="store_true",
+                     help="no progress line on stderr (shown only on a terminal)")
+    profile_option(run)
+    run.set_defaults(run=cmd_run)
+
+
+def _report_options(run: argparse.ArgumentParser) -> None:
+    """Where the reports go, how loud the text is, and what the verdict accepts."""
+    run.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
+    run.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="what to print on stdout (default: text)")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    run.add_argument("--accept-unverified", action="store_true",
+                     help="pass a run whose only shortfall is unverified MUST cases (checks this "
+                          "machine cannot run: no strace, no ptrace, ...); without it such a "
+                          "run is INCOMPLETE (exit 5). Every report says they were accepted")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
                           help="text format: list passes and each unsupported case too")

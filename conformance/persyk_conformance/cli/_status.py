@@ -13,6 +13,9 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 (docs/maintainers/maintainers.md);
 - 4: ``bench --publishable`` only: the machine was not quiet, so the figures are no result
   (docs/maintainers/performance.md);
+- 5: ``run`` and ``merge`` only: INCOMPLETE: nothing failed, but a MUST case that applies could not
+  run on this machine (``unverified``: no strace, no ptrace, ...); ``--accept-unverified``
+  makes it 0 (docs/implementers/implementers.md, "Outcomes");
 - 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
 - 130 (128 + SIGINT), 143 (128 + SIGTERM), 129 (128 + SIGHUP): stopped by that signal, as the
   shell reports a process the signal killed; ``run`` first kills every adapter, removes every
@@ -51,6 +54,7 @@ class Verdict(Enum):
     INTERRUPTED = EXIT_INTERRUPTED
     TERMINATED = 128 + 15
     WRITE_FAILED = EXIT_USAGE  # a report file was not written (IO_FAILED)
+    INCOMPLETE = 5  # run, merge: a MUST case unverified, nothing failed
 
     @classmethod
     def found_if(cls, found: bool) -> Verdict:

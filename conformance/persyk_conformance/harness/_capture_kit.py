@@ -27,7 +27,7 @@ from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
 from ..run._conditions import wav_fields
 from ._crash import (
     WORKERS,
-    CrashCheckUnsupported,
+    CheckCannotRunHere,
     Problems,
     Tracing,
     call,
@@ -179,12 +179,12 @@ class Oracle:
 
 
 def oracle() -> Oracle:
-    """numpy and soundfile, or CrashCheckUnsupported saying why they cannot be used."""
+    """numpy and soundfile, or CheckCannotRunHere saying why they cannot be used."""
     try:
         numpy = importlib.import_module("numpy")
         soundfile = importlib.import_module("soundfile")  # no type stubs: used as a module
     except (ImportError, OSError) as exc:  # OSError: soundfile found no libsndfile
-        raise CrashCheckUnsupported(
+        raise CheckCannotRunHere(
             "needs the WAV oracle (numpy and soundfile with libsndfile, dependencies of "
             f"persyk-session-conformance), which cannot be imported here: {exc}") from None
     return Oracle(numpy, soundfile)

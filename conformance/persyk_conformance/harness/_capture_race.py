@@ -53,7 +53,7 @@ from ._capture_kit import (
     tree_bytes,
     wav_bytes,
 )
-from ._crash import CheckReport, CrashCheckUnsupported
+from ._crash import CheckCannotRunHere, CheckReport
 from ._moments import KillPoint, choose_moments
 
 __all__ = ["capture_against_append_and_recovery", "deletion_killed_in_the_middle"]
@@ -70,7 +70,7 @@ STAGING = ".persyk-deleted"
 
 def _processes(factory: Callable[[], Adapter]) -> None:
     if not isinstance(factory(), SubprocessAdapter):
-        raise CrashCheckUnsupported("needs an adapter process (not the in-process adapter)")
+        raise CheckCannotRunHere("needs an adapter process (not the in-process adapter)")
 
 
 # --- H-152 -------------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def _processes(factory: Callable[[], Adapter]) -> None:
 def capture_against_append_and_recovery(
     factory: Callable[[], Adapter], workdir: Path, options: HarnessOptions
 ) -> list[str]:
-    """H-152; raises CrashCheckUnsupported for the in-process adapter."""
+    """H-152; raises CheckCannotRunHere for the in-process adapter."""
     _processes(factory)
     timeout = max(options.timeout, LOCK_WAIT * 2)
     session = workdir / "session"

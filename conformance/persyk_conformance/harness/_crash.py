@@ -51,6 +51,7 @@ from ._moments import KillPoint, choose_moments, kill_points
 __all__ = [
     "MUTATING_SYSCALLS",
     "WORKERS",
+    "CheckCannotRunHere",
     "CheckReport",
     "CrashCheckUnsupported",
     "Problems",
@@ -84,7 +85,14 @@ TS = "2026-01-01T00:00:00.000Z"
 
 
 class CrashCheckUnsupported(Exception):
-    """The check cannot run here (no strace, no ptrace, no adapter process); says why."""
+    """The check does not apply to this adapter (it does not speak the profile, it answered
+    ``unsupported``); says why. Outcome ``unsupported``."""
+
+
+class CheckCannotRunHere(CrashCheckUnsupported):
+    """The check applies to the adapter, but this machine cannot run it (no strace, no ptrace
+    permission, no WAV oracle, an in-process adapter where processes are killed); says what is
+    missing. Outcome ``unverified``: never a pass (run/_outcomes.py)."""
 
 
 class _Wrappable(Protocol):
@@ -97,14 +105,15 @@ def strace_prefix() -> list[str]:
     """``strace`` as a command prefix, after proving that it can trace and inject here."""
     strace = shutil.which("strace")
     if strace is None:
-        raise CrashCheckUnsupported("needs strace (Linux) to kill the adapter at each system call")
+        raise CheckCannotRunHere("needs strace (Linux) to trace or kill the adapter at its "
+                                 "system calls; strace is not on PATH")
     probe = subprocess.run(
         [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=?write",
          "-e", "inject=?getpid:error=ENOSYS", "--", "true"],
         capture_output=True, timeout=STEP_TIMEOUT, check=False,
     )
     if probe.returncode != 0:
-        raise CrashCheckUnsupported("strace cannot trace processes here (ptrace not permitted)")
+        raise CheckCannotRunHere("strace cannot trace processes here (ptrace not permitted)")
     # Not --seccomp-bpf: with it, strace 6.1 does not fire ``when=k`` injections for k > 1.
     return [strace, "-f", "-qq"]
 
@@ -112,7 +121,7 @@ def strace_prefix() -> list[str]:
 def wrapper(factory: Callable[[], Adapter]) -> Callable[[Sequence[str]], Adapter]:
     sample = factory()
     if not hasattr(sample, "wrapped"):
-        raise CrashCheckUnsupported("needs an adapter process (not the in-process adapter)")
+        raise CheckCannotRunHere("needs an adapter process (not the in-process adapter)")
 
     def make(prefix: Sequence[str]) -> Adapter:
         adapter: _Wrappable = factory()  # type: ignore[assignment]

@@ -9,8 +9,10 @@ here (:func:`harness_cases`) so that no caller imports from more than this modul
 A run function is ``(fresh_adapter, workdir, options) -> problems``: an empty list passes; a
 check that chooses its kill moments returns a :class:`CheckReport`, its problems and which
 moments it explored (the reports carry that beside the verdict);
-:class:`CheckUnsupported` (with the reason) makes the check ``unsupported``; any other exception
-is the check's error (no verdict), never the run's end.
+:class:`CheckUnsupported` (with the reason) makes the check ``unsupported``: it does not apply to
+the adapter; :class:`CheckCannotRunHere` makes it ``unverified``: it applies, but this machine
+cannot run it (no strace, no ptrace, no WAV oracle, no adapter process), which is never a pass;
+any other exception is the check's error (no verdict), never the run's end.
 """
 
 from __future__ import annotations
@@ -29,13 +31,20 @@ from ._canaries import harness_cases
 from ._capture_kill import capture_killed_while_writing, recovery_killed_while_repairing
 from ._capture_kit import CRASH_MOMENTS, HarnessOptions
 from ._capture_race import capture_against_append_and_recovery, deletion_killed_in_the_middle
-from ._crash import WORKERS, CheckReport, recovery_killed_at_every_step, workers_for
+from ._crash import (
+    WORKERS,
+    CheckCannotRunHere,
+    CheckReport,
+    recovery_killed_at_every_step,
+    workers_for,
+)
 from ._crash import CrashCheckUnsupported as CheckUnsupported
 from ._trace import DEFAULT_TRACE_BUDGET, TraceBudget
 
 __all__ = [
     "DEFAULT_STATES",
     "HARNESS_CHECKS",
+    "CheckCannotRunHere",
     "CheckUnsupported",
     "HarnessCheck",
     "HarnessOptions",
@@ -80,11 +89,14 @@ class HarnessResult:
     rules: tuple[str, ...]
     passed: bool
     problems: tuple[str, ...] = ()
-    skipped: str | None = None
+    skipped: str | None = None  # why it did not run: it does not apply, or (unverified) cannot
     error: str | None = None  # the check got no verdict: the adapter could not be run
     # Which moments a crash check killed at, of how many ("explored 24 of 312 kill moments:
     # ..."); None for a check that does not choose.
     explored: str | None = None
+    # The check applies but this machine cannot run it: what is missing (outcome unverified,
+    # never a pass; ``skipped`` says the same).
+    unverified: str | None = None
 
 
 def _timed(run: Callable[[Callable[[], Adapter], Path, float], list[str]]) -> Run:
@@ -187,10 +199,10 @@ def registry_problems(fixture_ids: Collection[str]) -> list[str]:
 
 
 def needs_a_process(result: CaseResult) -> bool:
-    """A procedure that cannot run in-process (it kills or traces adapter processes): unsupported
-    there by design; ``persyk-conformance run`` runs it with adapter processes."""
-    return (result.id in HARNESS_IDS and result.outcome is Outcome.UNSUPPORTED
-            and (result.reason or "").startswith("needs an adapter process"))
+    """A procedure that cannot run in-process (it kills or traces adapter processes): unverified
+    there by design (without strace, it says that first); ``persyk-conformance run`` runs it
+    with adapter processes."""
+    return result.id in HARNESS_IDS and result.outcome is Outcome.UNVERIFIED
 
 
 def run_harness(
@@ -235,6 +247,9 @@ def _run_one(check: HarnessCheck, factory: Callable[[], Adapter], workdir: Path,
     directory.mkdir(parents=True, exist_ok=True)
     try:
         found = check.run(factory, directory, options)
+    except CheckCannotRunHere as exc:
+        return HarnessResult(check.id, check.title, check.rules, True, (), str(exc),
+                             unverified=str(exc))
     except CheckUnsupported as exc:
         return HarnessResult(check.id, check.title, check.rules, True, (), str(exc))
     except Exception as exc:  # a crashed or hung adapter: no verdict, and not the run's end
@@ -311,6 +326,8 @@ def harness_results(
             verdict = _run_one(check, fresh_adapter, workdir, capabilities, options)
         if verdict.error is not None:
             outcome, reason = Outcome.ERROR, verdict.error
+        elif verdict.unverified is not None:
+            outcome, reason = Outcome.UNVERIFIED, verdict.unverified
         elif verdict.skipped is not None:
             outcome, reason = Outcome.UNSUPPORTED, verdict.skipped
         elif verdict.passed:

@@ -3,10 +3,11 @@
 Each report (``run --report FILE``, schemas/protocol/report.schema.json) becomes one column. A
 case's outcome is folded into one of four verdicts: ``pass``; ``fail`` (fail, error, crash,
 timeout, xpass: what fails a run); ``xfail`` (a failure the implementation lists as expected);
-``unsupported`` (unsupported, skip, or a case its report does not hold). The matrix counts them
-per rule area (a case counts once in each area its rules touch, as in a run's own area table)
-and per level; a *disagreement* is a case that one implementation passes and another fails
-(``fail`` or ``xfail``): where the suite tells two implementations apart.
+``unsupported`` (unsupported, unverified, skip, or a case its report does not hold). The
+matrix counts them per rule area (a case counts once in each area its rules touch, as in a
+run's own area table) and per level; a *disagreement* is a case that one implementation
+passes and another fails (``fail`` or ``xfail``): where the suite tells two implementations
+apart.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ VERDICTS = ("pass", "fail", "xfail", "unsupported")
 _VERDICT_OF = {
     "pass": "pass", "fail": "fail", "error": "fail", "crash": "fail", "timeout": "fail",
     "xpass": "fail", "xfail": "xfail", "unsupported": "unsupported", "skip": "unsupported",
+    # No verdict on the implementation either; the run's own report and the site's badge say
+    # apart that it was not run here (and the badge is never green for it).
+    "unverified": "unsupported",
 }
 LEVELS = ("MUST", "SHOULD", "MAY")
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..run._outcomes import CaseResult, Outcome, RunRecord
+from ._run import report_json
 
 __all__ = ["MergeError", "merge_reports", "record_from_report"]
 
@@ -104,13 +105,12 @@ def merge_reports(
         # The work of the whole run: the shards' durations added (they ran side by side).
         "duration_ms": round(sum(f["duration_ms"] for f in footers), 3),
         **({"aborted": aborted} if aborted else {}),
+        # Unverified cases are accepted in the whole run only if every shard accepted them.
+        **({"accepted_unverified": []} if all("accepted_unverified" in f for f in footers)
+           else {}),
     }})
-    footer: dict[str, Any] = {
-        "totals": record.totals(), "passed": record.passed, "tested": record.tested,
-        "finished_at": record.finished_at, "duration_ms": record.duration_ms,
-        **({"aborted": aborted} if aborted else {}),
-    }
-    return {"format": first["format"], "header": header, "cases": ordered, "footer": footer}
+    return {"format": first["format"], "header": header, "cases": ordered,
+            "footer": report_json(record)["footer"]}
 
 
 def _check_shards(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> Mapping[str, Any]:
@@ -181,4 +181,5 @@ def record_from_report(report: Mapping[str, Any]) -> RunRecord:
         finished_at=footer["finished_at"], duration_ms=footer["duration_ms"],
         results=tuple(results), profile=header.get("profile", "v1"),
         aborted=footer.get("aborted"), shard=header.get("shard"),
+        accept_unverified="accepted_unverified" in footer,
     )

@@ -20,7 +20,7 @@ from .._escape import for_json, for_markdown, for_terminal, for_xml
 from .._profiles import PROFILES
 from ..cases._explain import rule_details, rule_line
 from ..cases._load import default_root
-from ..run._outcomes import FAILING, CaseResult, Outcome, RunRecord
+from ..run._outcomes import FAILING, INCOMPLETE, CaseResult, Outcome, RunRecord
 
 __all__ = [
     "REPORT_FORMAT",
@@ -34,10 +34,14 @@ __all__ = [
     "render_markdown",
     "render_text",
     "report_json",
+    "unverified_summary",
 ]
 
 REPORT_FORMAT = 1  # the version of report.schema.json's shape
 NOTHING_TESTED = "nothing tested: every case was unsupported or skipped"
+# How every format says why a run is INCOMPLETE, or that its unverified cases were accepted.
+NOT_VERIFIED = "not verified on this machine"
+ACCEPTED_UNVERIFIED = "accepted with --accept-unverified"
 AREAS_NOTE = (
     "A case counts once in each area its rules touch, so the area rows add up to more than "
     "the number of cases."
@@ -52,6 +56,7 @@ class AreaRow:
     failed: int
     expected: int  # xfail
     unsupported: int  # unsupported or skipped
+    unverified: int = 0  # applies, but this machine could not run it
 
 
 def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
@@ -60,7 +65,7 @@ def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
     tally: dict[str, list[int]] = {}
     for result in results:
         for area in sorted({rule.split("-", 1)[0] for rule in result.rules}):
-            row = tally.setdefault(area, [0, 0, 0, 0, 0])
+            row = tally.setdefault(area, [0, 0, 0, 0, 0, 0])
             row[0] += 1
             if result.outcome is Outcome.PASS:
                 row[1] += 1
@@ -68,6 +73,8 @@ def area_summary(results: Iterable[CaseResult]) -> list[AreaRow]:
                 row[2] += 1
             elif result.outcome is Outcome.XFAIL:
                 row[3] += 1
+            elif result.outcome in INCOMPLETE:
+                row[5] += 1
             else:
                 row[4] += 1
     return [AreaRow(area, *counts) for area, counts in sorted(tally.items())]
@@ -97,6 +104,10 @@ def report_json(record: RunRecord) -> dict[str, Any]:
             "totals": record.totals(),
             "passed": record.passed,
             "tested": record.tested,
+            "complete": record.complete,
+            "verdict": record.verdict.lower(),
+            **({"accepted_unverified": [r.id for r in record.unverified]}
+               if record.accept_unverified else {}),
             "finished_at": record.finished_at,
             "duration_ms": round(record.duration_ms, 3),
             **({"aborted": record.aborted} if record.aborted is not None else {}),
@@ -192,6 +203,30 @@ def unsupported_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
     return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
+def unverified_summary(record: RunRecord) -> list[tuple[str, list[str]]]:
+    """The unverified cases (every level) grouped by what this machine lacks."""
+    groups: dict[str, list[str]] = {}
+    for result in record.results:
+        if result.outcome in INCOMPLETE:
+            groups.setdefault(result.reason or NOT_VERIFIED, []).append(result.id)
+    return sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _incomplete_line(record: RunRecord) -> str | None:
+    """Why the run is INCOMPLETE, or that its unverified MUST cases were accepted; None when
+    no MUST case went unverified."""
+    unverified = record.unverified
+    if not unverified:
+        return None
+    ids = _id_list([r.id for r in unverified])
+    if record.accept_unverified:
+        return (f"{plural(len(unverified), 'MUST case')} {NOT_VERIFIED}, "
+                f"{ACCEPTED_UNVERIFIED}: {ids}")
+    return (f"{plural(len(unverified), 'MUST case')} {NOT_VERIFIED} ({ids}): the run is "
+            "INCOMPLETE, neither passed nor failed; install what the reasons name, or pass "
+            "--accept-unverified")
+
+
 def _id_list(ids: list[str], limit: int = 6) -> str:
     shown = ", ".join(ids[:limit])
     return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
@@ -220,9 +255,11 @@ def _groups(groups: list[tuple[str, list[str]]]) -> list[str]:
 
 
 def _verdict_line(record: RunRecord) -> str:
-    verdict = "PASSED" if record.passed else "FAILED"
-    if not record.tested:
+    verdict = record.verdict
+    if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
+    elif record.passed and record.unverified:
+        verdict += f" ({len(record.unverified)} unverified, {ACCEPTED_UNVERIFIED})"
     return (f"{verdict}: {_totals_line(record)} in {record.duration_ms / 1000:.2f} s "
             f"({plural(len(record.results), 'case')})")
 
@@ -241,13 +278,25 @@ def _folded(record: RunRecord) -> list[str]:
         total = sum(len(ids) for _, ids in unsupported)
         lines.append(f"UNSUPPORTED {plural(total, 'case')}, by reason (-v lists each):")
         lines.extend(_groups(unsupported))
-    return lines
+    return lines + _unverified_lines(record)
+
+
+def _unverified_lines(record: RunRecord) -> list[str]:
+    """The unverified cases by reason: shown at every loudness, as a failure is."""
+    unverified = unverified_summary(record)
+    if not unverified:
+        return []
+    total = sum(len(ids) for _, ids in unverified)
+    return [f"UNVERIFIED  {plural(total, 'case')} {NOT_VERIFIED}, by reason:",
+            *_groups(unverified)]
 
 
 def _area_table(record: RunRecord) -> list[str]:
-    lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7}"]
+    lines = [f"{'area':<8} {'cases':>6} {'passed':>7} {'failed':>7} {'xfail':>6} {'unsup.':>7} "
+             f"{'unverif.':>8}"]
     lines += [f"{for_terminal(row.area):<8} {row.cases:>6} {row.passed:>7} {row.failed:>7} "
-              f"{row.expected:>6} {row.unsupported:>7}" for row in area_summary(record.results)]
+              f"{row.expected:>6} {row.unsupported:>7} {row.unverified:>8}"
+              for row in area_summary(record.results)]
     return [*lines, AREAS_NOTE]
 
 
@@ -289,24 +338,29 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
                      f"{for_terminal(not_run.reason)}")
         if not quiet:
             lines.append(f"    {_id_list(list(not_run.ids))}")
+    incomplete = _incomplete_line(record)
     if quiet:
         if record.aborted is not None:
             lines.append(f"{STOPPED_EARLY}: {for_terminal(record.aborted)}")
+        if incomplete is not None:
+            lines.append(incomplete)
         return "\n".join(lines) + "\n"
-    if not verbose:
-        lines += _folded(record)
+    lines += _folded(record) if not verbose else _unverified_lines(record)
     lines += ["", *_area_table(record), ""]
     if record.aborted is not None:
         lines.append(f"{STOPPED_EARLY}: {for_terminal(record.aborted)}")
+    if incomplete is not None:
+        lines.append(incomplete)
     lines.append(_verdict_line(record))
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(record: RunRecord) -> str:
-    verdict = "passed" if record.passed else "failed"
-    if not record.tested:
+    verdict = record.verdict.lower()
+    if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
-    icon = "✅" if record.passed else "❌"
+    icon = "✅" if record.passed else "⚪" if record.incomplete else "❌"
+    incomplete = _incomplete_line(record)
     lines = [
         f"## {icon} Persyk conformance: {_impl_name(record, for_markdown)} {verdict}",
         "",
@@ -317,13 +371,14 @@ def render_markdown(record: RunRecord) -> str:
         "",
         *([f"**{STOPPED_EARLY}: {for_markdown(record.aborted)}**", ""]
           if record.aborted is not None else []),
-        "| area | cases | passed | failed | xfail | unsupported/skipped |",
-        "|---|---:|---:|---:|---:|---:|",
+        *([f"**{for_markdown(incomplete)}**", ""] if incomplete is not None else []),
+        "| area | cases | passed | failed | xfail | unsupported/skipped | unverified |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in area_summary(record.results):
         lines.append(
             f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
-            f"| {row.expected} | {row.unsupported} |"
+            f"| {row.expected} | {row.unsupported} | {row.unverified} |"
         )
     lines.append("")
     lines.append(AREAS_NOTE)
@@ -332,6 +387,13 @@ def render_markdown(record: RunRecord) -> str:
         lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
         lines += [
             f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unsupported
+        ]
+    unverified = unverified_summary(record)
+    if unverified:
+        lines += ["", "### Unverified (not run on this machine)", "", "| cases | why | ids |",
+                  "|---:|---|---|"]
+        lines += [
+            f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unverified
         ]
     not_run = _not_run(record)
     if not_run.ids:
@@ -354,7 +416,12 @@ def render_markdown(record: RunRecord) -> str:
 
 
 def render_junit(record: RunRecord) -> str:
+    """JUnit XML. An unverified MUST case is an ``error`` of type ``unverified`` (not a
+    ``skipped``): most CI pages show a suite of skips as green, and an INCOMPLETE run is not;
+    accepted (``--accept-unverified``), or of a SHOULD or MAY level, it is ``skipped`` with
+    its reason, the acceptance said in the message."""
     totals = record.totals()
+    blocking = set() if record.accept_unverified else {r.id for r in record.unverified}
     suite = ET.Element(
         "testsuite",
         name="persyk-conformance",
@@ -363,8 +430,9 @@ def render_junit(record: RunRecord) -> str:
         # A run that stopped early counts one more error: its own (the testcase below), so
         # that a CI reading only the JUnit file cannot see a cut-short run as green.
         errors=str(totals["error"] + totals["crash"] + totals["timeout"]
-                   + (record.aborted is not None)),
-        skipped=str(totals["skip"] + totals["unsupported"] + totals["xfail"]),
+                   + (record.aborted is not None) + len(blocking)),
+        skipped=str(totals["skip"] + totals["unsupported"] + totals["xfail"]
+                    + totals["unverified"] - len(blocking)),
         time=f"{record.duration_ms / 1000:.3f}",
         timestamp=record.started_at,
     )
@@ -373,6 +441,10 @@ def render_junit(record: RunRecord) -> str:
                   value=_impl_name(record, for_xml))
     ET.SubElement(properties, "property", name="protocol", value=str(record.protocol))
     ET.SubElement(properties, "property", name="profile", value=record.profile)
+    ET.SubElement(properties, "property", name="verdict", value=record.verdict)
+    if record.accept_unverified:
+        ET.SubElement(properties, "property", name="accepted_unverified",
+                      value=" ".join(r.id for r in record.unverified))
     if record.aborted is not None:
         ET.SubElement(properties, "property", name="aborted", value=for_xml(record.aborted))
         stopped = ET.SubElement(suite, "testcase", classname="persyk.run",
@@ -388,23 +460,34 @@ def render_junit(record: RunRecord) -> str:
             time=f"{r.duration_ms / 1000:.3f}",
         )
         _junit_properties(case, r)
-        text = ("\n".join(failure_lines(r, record.profile, for_xml)) if r.outcome in FAILING
-                else r.describe(for_xml))
-        # The runner's first line: an adapter's own line breaks are marked, not a line end.
-        first = r.describe(for_terminal).split("\n")[0] or str(r.outcome)
-        message = for_xml(first[:500])
-        if r.outcome in (Outcome.FAIL, Outcome.XPASS):
-            element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
-            element.text = text
-        elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
-            element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
-            element.text = text
-        elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
-            ET.SubElement(case, "skipped", message=for_xml(f"{r.outcome}: {message}"))
+        _junit_outcome(case, r, record, blocking=r.id in blocking)
         if r.stderr:
             ET.SubElement(case, "system-err").text = for_xml(r.stderr)
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _junit_outcome(case: ET.Element, r: CaseResult, record: RunRecord, *, blocking: bool) -> None:
+    """The failure, error or skipped element of one testcase (none for a pass)."""
+    text = ("\n".join(failure_lines(r, record.profile, for_xml)) if r.outcome in FAILING
+            else r.describe(for_xml))
+    # The runner's first line: an adapter's own line breaks are marked, not a line end.
+    first = r.describe(for_terminal).split("\n")[0] or str(r.outcome)
+    message = for_xml(first[:500])
+    if r.outcome in (Outcome.FAIL, Outcome.XPASS):
+        element = ET.SubElement(case, "failure", message=message, type=str(r.outcome))
+        element.text = text
+    elif r.outcome in (Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
+        element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
+        element.text = text
+    elif blocking:
+        element = ET.SubElement(case, "error", message=message, type=str(r.outcome))
+        element.text = f"{NOT_VERIFIED}: the run is INCOMPLETE\n{text}"
+    elif r.outcome in INCOMPLETE:
+        accepted = f" ({ACCEPTED_UNVERIFIED})" if record.accept_unverified else ""
+        ET.SubElement(case, "skipped", message=for_xml(f"{r.outcome}{accepted}: {message}"))
+    elif r.outcome in (Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.XFAIL):
+        ET.SubElement(case, "skipped", message=for_xml(f"{r.outcome}: {message}"))
 
 
 def _junit_properties(case: ET.Element, r: CaseResult) -> None:

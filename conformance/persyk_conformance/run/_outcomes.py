@@ -8,6 +8,11 @@ Outcome meanings (docs/implementers/implementers.md repeats them for implementer
 * ``timeout`` -- a step passed its deadline; the adapter's process group was killed;
 * ``skip`` -- not run, with a reason; ``unsupported`` -- a required capability is not declared,
   or the adapter answered ``unsupported``;
+* ``unverified`` -- the adapter's declared capabilities reach the check, but it cannot run on
+  this machine (no strace, no ptrace permission, no WAV oracle, no adapter process); the reason
+  says what is missing. Unlike ``unsupported`` it is no statement about the implementation: a
+  run with an unverified MUST case is INCOMPLETE (exit status 5), never a pass, unless
+  ``--accept-unverified`` says otherwise;
 * ``xfail`` / ``xpass`` -- a case listed in the expected-failures file failed / passed.
 """
 
@@ -22,6 +27,7 @@ from typing import Any
 
 __all__ = [
     "FAILING",
+    "INCOMPLETE",
     "CaseResult",
     "ExpectedFailuresError",
     "Outcome",
@@ -39,6 +45,7 @@ class Outcome(enum.StrEnum):
     TIMEOUT = "timeout"
     SKIP = "skip"
     UNSUPPORTED = "unsupported"
+    UNVERIFIED = "unverified"
     XFAIL = "xfail"
     XPASS = "xpass"
 
@@ -47,8 +54,11 @@ class Outcome(enum.StrEnum):
 FAILING: frozenset[Outcome] = frozenset(
     {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
 )
+# Any of these at the MUST level makes the run INCOMPLETE (exit status 5) unless accepted: the
+# check applies to the implementation, but this machine could not run it.
+INCOMPLETE: frozenset[Outcome] = frozenset({Outcome.UNVERIFIED})
 # These give no verdict on the implementation.
-_UNTESTED: frozenset[Outcome] = frozenset({Outcome.SKIP, Outcome.UNSUPPORTED})
+_UNTESTED: frozenset[Outcome] = frozenset({Outcome.SKIP, Outcome.UNSUPPORTED, Outcome.UNVERIFIED})
 # An expected failure turns these into xfail.
 _EXPECTABLE: frozenset[Outcome] = frozenset(
     {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
@@ -171,6 +181,9 @@ class RunRecord:
     aborted: str | None = None
     # ``run --shard K/N``: {"index": K, "count": N, "selection": every id of the whole run}
     shard: Mapping[str, Any] | None = None
+    # ``run --accept-unverified``: unverified MUST cases no longer make the run INCOMPLETE;
+    # every report says that they were accepted.
+    accept_unverified: bool = False
 
     def totals(self) -> dict[str, int]:
         counts = {str(o): 0 for o in Outcome}
@@ -186,9 +199,38 @@ class RunRecord:
         return any(r.outcome not in _UNTESTED for r in self.results)
 
     @property
+    def unverified(self) -> tuple[CaseResult, ...]:
+        """The MUST cases this machine could not run (a case of no level counts as MUST)."""
+        return tuple(r for r in self.results
+                     if r.outcome in INCOMPLETE and (r.level or "MUST") == "MUST")
+
+    @property
+    def _wrong(self) -> bool:
+        """A case failed or the run stopped early: FAILED, whatever else holds."""
+        return self.aborted is not None or any(r.outcome in FAILING for r in self.results)
+
+    @property
+    def complete(self) -> bool:
+        """No MUST case was left unverified, or the caller accepted that
+        (``--accept-unverified``)."""
+        return self.accept_unverified or not self.unverified
+
+    @property
     def passed(self) -> bool:
-        return (self.tested and self.aborted is None
-                and not any(r.outcome in FAILING for r in self.results))
+        """Green: nothing failed, something was tested, and every MUST case that applies was
+        verified (or the caller accepted that some were not)."""
+        return not self._wrong and self.tested and self.complete
+
+    @property
+    def incomplete(self) -> bool:
+        """Nothing failed, but a MUST case could not be verified here: neither a pass nor a
+        failure (exit status 5)."""
+        return not self._wrong and not self.complete
+
+    @property
+    def verdict(self) -> str:
+        """``PASSED``, ``INCOMPLETE`` or ``FAILED``: the word every report leads with."""
+        return "PASSED" if self.passed else "INCOMPLETE" if self.incomplete else "FAILED"
 
 
 class ExpectedFailuresError(Exception):

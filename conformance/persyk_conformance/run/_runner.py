@@ -7,7 +7,9 @@ given up on: the remaining cases are ``error`` at once, with that reason (``Runn
 A fault of the runner itself inside a case (say, a tree it refuses to look at) costs that case,
 not the run. Checks made on every case, whatever it expects:
 
-* read-only operations (validate, context, info, read) leave the workspace byte-identical (CTX-19);
+* read-only operations (validate, context, info, read) leave the workspace as it was (CTX-19):
+  the same contents, and the same entries by inode, mode and times, with nothing created and
+  removed meanwhile (run/_identity.py);
 * nothing appears or changes anywhere in the sandbox outside the workspace;
 * no planted canary appears in a diagnostic or on stderr (DIAG-1), stderr being scanned as
   it arrives.
@@ -29,7 +31,7 @@ from typing import Any
 
 from .._excerpt import excerpt, excerpts
 from .._profiles import V1, Profile
-from .._protocol import Internal, ProtocolViolation, Result, Unsupported, dumps_line
+from .._protocol import Internal, ProtocolViolation, Reply, Result, Unsupported, dumps_line
 from ..adapters._interface import (
     Adapter,
     AdapterCrashed,
@@ -42,6 +44,7 @@ from ..cases._load import Case, Step
 from ..cases._match import match
 from ..cases._steps import OutsideWorkspace, confined, resolve_paths
 from ._conditions import prepare_workspace, resolve_results
+from ._identity import ReadWatch
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
     Sandbox,
@@ -397,17 +400,16 @@ class Runner:
             performed = self._perform(planned, step, args, workspace, verdict, number, after)
             if performed is None:
                 return
-            reply, before = performed
+            reply, before, untouched = performed
             results.append(reply.value)
             problems = self._check_step(planned, step.op, expect, reply.value)
             after = snapshot(workspace, self.options.snapshot_limits)
             if step.op in PERSISTING_SANITIZED_OPS and planned.canaries:
                 problems += _leaked_into_files(workspace, planned.canaries)
             if step.op in self.profile.read_only_ops:
-                problems += [
-                    f"read-only {step.op} changed the workspace: {change}"
-                    for change in diff_snapshots(before, after)
-                ]
+                changes = diff_snapshots(before, after) or untouched.changes(workspace)
+                problems += [f"read-only {step.op} changed the workspace: {change}"
+                             for change in changes]
             if step.files:
                 try:
                     problems += check_files(step.files, workspace, before, case.directory)
@@ -424,9 +426,10 @@ class Runner:
     def _perform(
         self, planned: Planned, step: Step, args: Mapping[str, Any], workspace: Path,
         verdict: _Verdict, number: int, previous: Snapshot | None = None,
-    ) -> tuple[Result, Snapshot] | None:
-        """One step through the adapter, under its harness conditions: the result and the
-        workspace just before it; None once ``verdict`` says why there is no result to judge.
+    ) -> tuple[Result, Snapshot, ReadWatch] | None:
+        """One step through the adapter, under its harness conditions: the result, the
+        workspace just before it, and what a read-only step's watch saw (CTX-19); None once
+        ``verdict`` says why there is no result to judge.
 
         ``previous``, the workspace after the step before, is this step's "before" unless the
         step prepares the workspace or holds a lock (which may create the lock file); an
@@ -438,13 +441,12 @@ class Runner:
             with held_lock(workspace, conditions.get("holdLock")):
                 before = (snapshot(workspace, self.options.snapshot_limits) if reuse is None
                           else reuse)
-                limit = conditions.get("fileSizeLimit")
-                if limit is None:
-                    reply = self.adapter.run(step.op, args, self.options.timeout)
-                else:
-                    reply = self.adapter.run_with_file_size_limit(
-                        step.op, args, self.options.timeout, int(limit)
-                    )
+                untouched = ReadWatch.begin(workspace, before,
+                                            step.op in self.profile.read_only_ops)
+                try:
+                    reply = self._ask(step.op, args, conditions.get("fileSizeLimit"))
+                finally:
+                    untouched.end()  # before the held lock's close, which is the runner's
         except AdapterCrashed as exc:
             verdict.set(Outcome.CRASH, str(exc), number, step.op)
             self._kill()
@@ -480,7 +482,14 @@ class Runner:
                         number, step.op)
             return None
         assert isinstance(reply, Result)
-        return reply, before
+        return reply, before, untouched
+
+    def _ask(self, op: str, args: Mapping[str, Any], limit: Any) -> Reply:
+        """The adapter's reply to one step, under the step's file size limit if it has one."""
+        if limit is None:
+            return self.adapter.run(op, args, self.options.timeout)
+        return self.adapter.run_with_file_size_limit(op, args, self.options.timeout,
+                                                     int(limit))
 
     def _check_step(
         self, planned: Planned, op: str, expect: Mapping[str, Any], value: Mapping[str, Any]

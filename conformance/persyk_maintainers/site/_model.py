@@ -247,13 +247,22 @@ def build_model(
 
 def badge(model: SiteModel, impl: Implementation) -> dict[str, Any]:
     """The shields.io endpoint JSON of an implementation (its SVG says the same): the MUST
-    cases it passes of those its capabilities reach, red on any MUST failure."""
+    cases it passes of those its capabilities reach, red on any MUST failure. A MUST case the
+    run could not verify (no strace, ...) makes it grey and says "unverified", never green,
+    even where the run accepted it (``--accept-unverified``): the badge claims conformance."""
     must = model.by_level(impl).get("MUST", {})
     tested = must.get("pass", 0) + must.get("fail", 0) + must.get("xfail", 0)
     failing = must.get("fail", 0)
+    unverified = sum(1 for c in model.cases if c.level == "MUST"
+                     and (answer := impl.answers.get(c.id)) is not None
+                     and answer.outcome == "unverified")
     color = "red" if failing else ("orange" if must.get("xfail", 0) else "brightgreen")
-    if not tested:
+    if not tested or (unverified and not failing):
         color = "lightgrey"
-    return {"schemaVersion": 1, "label": f"persyk {model.profile}",
-            "message": f"{must.get('pass', 0)}/{tested} MUST" + (
-                f", {failing} failing" if failing else ""), "color": color}
+    message = f"{must.get('pass', 0)}/{tested + unverified} MUST"
+    if failing:
+        message += f", {failing} failing"
+    if unverified:
+        message += f", {unverified} unverified"
+    return {"schemaVersion": 1, "label": f"persyk {model.profile}", "message": message,
+            "color": color}

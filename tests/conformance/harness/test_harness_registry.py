@@ -37,12 +37,12 @@ def _result(outcome: Outcome, reason: str | None, case_id: str = "H-202") -> Cas
                       outcome=outcome, duration_ms=0.0, reason=reason)
 
 
-def test_only_a_procedure_unsupported_in_process_is_excused_by_check_fixtures() -> None:
+def test_only_a_procedure_unverified_in_process_is_excused_by_check_fixtures() -> None:
     process = "needs an adapter process (not the in-process adapter)"
-    assert needs_a_process(_result(Outcome.UNSUPPORTED, process))
+    assert needs_a_process(_result(Outcome.UNVERIFIED, process))
     assert not needs_a_process(_result(Outcome.FAIL, process))
     assert not needs_a_process(_result(Outcome.UNSUPPORTED, "the adapter lacks capture"))
-    assert not needs_a_process(_result(Outcome.UNSUPPORTED, process, case_id="R-001"))
+    assert not needs_a_process(_result(Outcome.UNVERIFIED, process, case_id="R-001"))
 
 
 @pytest.mark.parametrize(("profile", "wanted"), [
