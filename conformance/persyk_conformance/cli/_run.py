@@ -534,10 +534,6 @@ def _report_options(run: argparse.ArgumentParser) -> None:
     loudness.add_argument("-q", "--quiet", action="store_true",
                           help="text format: the verdict and one line per failing case (no "
                                "blocks, no tables)")
-    run.add_argument("--no-progress", action="store_true",
-                     help="no progress line on stderr (shown only on a terminal)")
-    profile_option(run)
-    run.set_defaults(run=cmd_run)
 
 
 def _add_harness_options(run: argparse.ArgumentParser) -> None:
