@@ -9,7 +9,7 @@ them; the core never imports this package (tests/test_core_purity.py), the edge
 * ``_schema_fast`` (jsonschema-rs for the common "valid") beside ``read/_schema``;
 * ``_entries_fast`` (a column-wise entry table) beside ``read/_entries.EntryList``;
 * ``_lanes`` with ``_messages_typed``, ``_messages_block`` (msgspec) and ``_blocks`` beside
-  ``read/_feed`` and ``_lines``;
+  ``read/_feed`` and ``_lines``; ``_tapped_blocks`` for search's tapping builder;
 * ``_bodies_fast`` (bodies kept from the validating pass) beside ``read/_feed.NoBodies``;
 * ``_batch`` with ``_items_fast`` beside the append planner's careful path;
 * ``_fanout`` (search over worker processes) beside the serial scan.
@@ -30,7 +30,6 @@ from ..read._engine import (
     LoadsJson,
     NewEntryTable,
     ParseRecord,
-    ScanFeeder,
     SchemaRules,
     SearchFanOut,
 )
@@ -50,7 +49,6 @@ _LOADS: LoadsJson = loads_json
 _SCHEMA: SchemaRules = _schema_fast
 _TABLE: NewEntryTable = ColumnTable
 _FEED: LineFeeder = _lanes.feed_lines
-_SCAN: ScanFeeder = _lanes.scan_lines
 _KEEP: KeepBodies = keep_bodies
 _BATCH: BatchLane = ProvenBatch()
 
@@ -75,7 +73,6 @@ FAST_ENGINE: Final = Engine(
     schema=_SCHEMA,
     new_table=_TABLE,
     feed_lines=_FEED,
-    scan_lines=_SCAN,
     keep_bodies=_KEEP,
     batch=_BATCH,
     fan_out=_FAN_OUT,
