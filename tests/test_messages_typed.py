@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import random
 from pathlib import Path
-from unittest import mock
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
