@@ -8,8 +8,9 @@ them; the core never imports this package (tests/test_core_purity.py), the edge
   for protocol messages;
 * ``_schema_fast`` (jsonschema-rs for the common "valid") beside ``read/_schema``;
 * ``_entries_fast`` (a column-wise entry table) beside ``read/_entries.EntryList``;
-* ``_lanes`` with ``_messages_typed``, ``_messages_block`` (msgspec) and ``_blocks`` beside
-  ``read/_feed`` and ``_lines``; ``_tapped_blocks`` for search's tapping builder;
+* ``_feed_fast`` beside ``read/_feed``, through ``_lanes`` with ``_messages_typed``,
+  ``_messages_block`` (msgspec) and ``_blocks`` (beside ``_lines``), and ``_tapped_blocks`` for
+  search's tapping builder;
 * ``_bodies_fast`` (bodies kept from the validating pass) beside ``read/_feed.NoBodies``;
 * ``_batch`` with ``_items_fast`` beside the append planner's careful path;
 * ``_fanout`` (search over worker processes) beside the serial scan.
@@ -33,7 +34,7 @@ from ..read._engine import (
     SchemaRules,
     SearchFanOut,
 )
-from . import _lanes, _records_fast, _schema_fast
+from . import _feed_fast, _records_fast, _schema_fast
 from ._batch import ProvenBatch
 from ._bodies_fast import keep_bodies
 from ._entries_fast import ColumnTable
@@ -48,7 +49,7 @@ _DUMPS: DumpsJson = _records_fast.dumps_json
 _LOADS: LoadsJson = loads_json
 _SCHEMA: SchemaRules = _schema_fast
 _TABLE: NewEntryTable = ColumnTable
-_FEED: LineFeeder = _lanes.feed_lines
+_FEED: LineFeeder = _feed_fast.feed_lines
 _KEEP: KeepBodies = keep_bodies
 _BATCH: BatchLane = ProvenBatch()
 

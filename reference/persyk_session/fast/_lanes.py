@@ -11,8 +11,8 @@ findings and the same index either way (tests/test_messages_typed.py,
 tests/test_messages_block.py).
 
 The lanes build no dict, so they serve only a read that keeps no body and a builder that needs
-no record (:func:`feed_lines`); search's tapping builder gets the block lane alone, a proven
-block committed unseen only where its text tap can do without the records
+no record (``_feed_fast.feed_lines``); search's tapping builder gets the block lane alone, a
+proven block committed unseen only where its text tap can do without the records
 (``_tapped_blocks``).
 """
 
@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Final
 
 from .._errors import Diagnostic
 from .._lines import Line
-from ..read._engine import KeptBodies, ParseRecord, Read
+from ..read._engine import ParseRecord, Read
 from ..read._feed import NO_BODIES, line_findings
-from ..read._feed import feed_lines as feed_each_line
 from ..read._graph import graph_findings
 from ..read._index import IndexBuilder
 from ..read._records import MAX_RECORD_BYTES
@@ -40,10 +39,10 @@ if TYPE_CHECKING:
 __all__ = [
     "TYPED_LANE_MIN_BYTES",
     "BlockCommits",
+    "ReadAhead",
     "add_plain_message",
     "add_plain_messages",
     "feed_blocks",
-    "feed_lines",
     "typed_lane_pays",
 ]
 
@@ -93,7 +92,7 @@ def typed_lane_pays(size: int) -> bool:
     return size >= TYPED_LANE_MIN_BYTES or typed_message_lane.cache_info().currsize > 0
 
 
-class _ReadAhead:
+class ReadAhead:
     """``read`` with its first chunks read ahead until :func:`typed_lane_pays` for the bytes
     held (or the stream ends), so that whether the lanes pay is known before the first line;
     the chunks held are given again first, each cut to the size asked."""
@@ -182,40 +181,6 @@ def add_plain_messages(
 
 
 # --- feeding ---------------------------------------------------------------------------------
-
-
-def feed_lines(
-    builder: IndexBuilder, read: Read, *, parse: ParseRecord, chunk_size: int,
-    first_line: int, start_offset: int, kept: KeptBodies,
-) -> Iterator[list[Diagnostic]]:
-    """``read/_feed.feed_lines`` with both lanes, when they can serve and pay: no body is kept
-    (the lanes build no dict), the builder is a plain :class:`IndexBuilder` (they never call
-    ``add_record``; search's gets the block lane through ``_tapped_blocks``) and the read is
-    worth the import (:class:`_ReadAhead`). A proven block yields one empty list for all its
-    lines."""
-    if kept is not NO_BODIES:
-        return feed_each_line(builder, read, parse=parse, chunk_size=chunk_size,
-                              first_line=first_line, start_offset=start_offset, kept=kept)
-    if type(builder).add_record is not IndexBuilder.add_record:
-        # A builder that sees every record: search's, whose module the first search imports.
-        from ._tapped_blocks import feed_tapped
-
-        return feed_tapped(builder, read, parse=parse, chunk_size=chunk_size,
-                           first_line=first_line, start_offset=start_offset)
-    return _feed_if_paying(builder, read, parse, chunk_size, first_line, start_offset)
-
-
-def _feed_if_paying(
-    builder: IndexBuilder, read: Read, parse: ParseRecord, chunk_size: int, first_line: int,
-    start_offset: int,
-) -> Iterator[list[Diagnostic]]:
-    ahead = _ReadAhead(read, chunk_size)
-    if ahead.ended:
-        yield from feed_each_line(builder, ahead, parse=parse, chunk_size=chunk_size,
-                                  first_line=first_line, start_offset=start_offset)
-    else:
-        yield from feed_blocks(builder, ahead, parse, chunk_size, first_line, start_offset,
-                               typed_message_lane(), BlockCommits(builder))
 
 
 def feed_blocks(
