@@ -1,12 +1,14 @@
 """The generated parts of docs/maintainers/architecture.md: the layers of each package, every
-module with its size, its first docstring sentence and the rules it names, and the rule index
-(each rule prefix with the modules that name its rules). The page names files only where this
-writes it, so it cannot go stale; tests/repo/test_architecture_doc.py fails when the page differs.
+module with its first docstring sentence and the rules it names, the lines of persyk_session's
+core, fast engine and edge, and the rule index (each rule prefix with the modules that name its
+rules). The page names files only where this writes it, so it cannot go stale;
+tests/repo/test_architecture_doc.py fails when the page differs.
 
     python tools/architecture.py          # rewrite the generated parts of the page
     python tools/architecture.py --check  # exit 1 when they are stale
 
-The layer order is read from tests/repo/test_layers.py (``LAYERS``, the one place it is kept); a
+The layer order is read from tests/repo/test_layers.py (``LAYERS``, the one place it is kept),
+the edge of persyk_session from tests/reference/core/test_core_purity.py (``EDGE``, likewise); a
 rule mention is what fixtures/traceability.py counts for docs/traceability.md (an exact rule ID in a
 comment or docstring; a range ``REC-5..REC-12`` names its two ends), so both pages agree.
 """
@@ -23,9 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "maintainers" / "architecture.md"
-# test_layers (tests/repo) keeps the layer table; traceability (fixtures) counts rule mentions.
-sys.path[:0] = [str(ROOT / "tests" / "repo"), str(ROOT / "tests"), str(ROOT / "fixtures")]
+# test_layers (tests/repo) keeps the layer table, test_core_purity (tests/reference/core) the
+# edge; traceability (fixtures) counts rule mentions.
+sys.path[:0] = [str(ROOT / "tests" / "repo"), str(ROOT / "tests" / "reference" / "core"),
+                str(ROOT / "tests"), str(ROOT / "fixtures")]
 
+from test_core_purity import EDGE  # noqa: E402
 from test_layers import LAYERS, ONLY_BASE  # noqa: E402
 from traceability import code_places  # noqa: E402
 
@@ -177,11 +182,44 @@ def rule_index(found: Mapping[str, Sequence[Module]], known: Sequence[str]) -> s
     return "\n".join(rows)
 
 
+# persyk_session's parts, by where a module lies: the fast engine, the former import path of
+# persyk_dsh, the edge that chooses the engine and speaks to the outside (test_core_purity.EDGE),
+# and the core, everything else.
+_PARTS: tuple[tuple[str, str], ...] = (
+    ("core", "no mode, no I/O beyond its shells: read it in `__init__.py`'s order"),
+    ("fast", "the fast engine (`fast/`), behind `read/_engine.py`'s Protocols"),
+    ("edge", "chooses the engine and speaks to the outside: "
+             + ", ".join(f"`{e}/`" if "." not in e else f"`{e}`" for e in EDGE)),
+    ("alias", "`dsh.py`, the former import path of persyk_dsh"),
+)
+
+
+def part_of(path: str) -> str:
+    """Which part of persyk_session the module at ``path`` (relative to the package) is in."""
+    top = path.split("/")[0]
+    if top == "fast":
+        return "fast"
+    if top in EDGE:
+        return "edge"
+    return "alias" if path == "dsh.py" else "core"
+
+
+def line_counts(found: Sequence[Module]) -> str:
+    """The modules and lines of each part of persyk_session, and their total."""
+    rows = ["| part | what | modules | lines |", "|---|---|---|---|"]
+    for part, what in _PARTS:
+        mine = [m for m in found if part_of(m.path) == part]
+        rows.append(f"| {part} | {what} | {len(mine)} | {sum(m.lines for m in mine):,} |")
+    rows.append(f"| total | every module | {len(found)} | {sum(m.lines for m in found):,} |")
+    return "\n".join(rows)
+
+
 def sections() -> dict[str, str]:
     """Each generated part of the page by its marker name."""
     known = rule_ids()
     found = {package: modules(package, folder, known) for package, folder in PACKAGES.items()}
-    parts = {"rule index": rule_index(found, known)}
+    parts = {"rule index": rule_index(found, known),
+             "persyk_session line counts": line_counts(found["persyk_session"])}
     for package, folder in PACKAGES.items():
         parts[f"{package} layers"] = layer_table(package, folder, found[package])
         parts[f"{package} modules"] = module_table(found[package])

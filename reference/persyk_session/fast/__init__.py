@@ -8,8 +8,9 @@ them; the core never imports this package (tests/reference/core/test_core_purity
   for protocol messages;
 * ``_schema_fast`` (jsonschema-rs for the common "valid") beside ``read/_schema``;
 * ``_entries_fast`` (a column-wise entry table) beside ``read/_entries.EntryList``;
-* ``_lanes`` with ``_messages_typed``, ``_messages_block`` (msgspec) and ``_blocks`` beside
-  ``read/_feed`` and ``_lines``;
+* ``_feed_fast`` beside ``read/_feed``, through ``_lanes`` with ``_messages_typed``,
+  ``_messages_block`` (msgspec) and ``_blocks`` (beside ``_lines``), and ``_tapped_blocks`` for
+  search's tapping builder;
 * ``_bodies_fast`` (bodies kept from the validating pass) beside ``read/_feed.NoBodies``;
 * ``_batch`` with ``_items_fast`` beside the append planner's careful path;
 * ``_fanout`` (search over worker processes) beside the serial scan.
@@ -30,11 +31,10 @@ from ..read._engine import (
     LoadsJson,
     NewEntryTable,
     ParseRecord,
-    ScanFeeder,
     SchemaRules,
     SearchFanOut,
 )
-from . import _lanes, _records_fast, _schema_fast
+from . import _feed_fast, _records_fast, _schema_fast
 from ._batch import ProvenBatch
 from ._bodies_fast import keep_bodies
 from ._entries_fast import ColumnTable
@@ -49,8 +49,7 @@ _DUMPS: DumpsJson = _records_fast.dumps_json
 _LOADS: LoadsJson = loads_json
 _SCHEMA: SchemaRules = _schema_fast
 _TABLE: NewEntryTable = ColumnTable
-_FEED: LineFeeder = _lanes.feed_lines
-_SCAN: ScanFeeder = _lanes.scan_lines
+_FEED: LineFeeder = _feed_fast.feed_lines
 _KEEP: KeepBodies = keep_bodies
 _BATCH: BatchLane = ProvenBatch()
 
@@ -75,7 +74,6 @@ FAST_ENGINE: Final = Engine(
     schema=_SCHEMA,
     new_table=_TABLE,
     feed_lines=_FEED,
-    scan_lines=_SCAN,
     keep_bodies=_KEEP,
     batch=_BATCH,
     fan_out=_FAN_OUT,

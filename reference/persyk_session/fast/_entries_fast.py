@@ -5,6 +5,10 @@ position, and the id strings held once. A session of many small records costs ab
 what one :class:`EntryMeta` tuple per entry does; an :class:`EntryMeta` is made only when an
 entry is looked at. The fast engine's ``new_table`` (``read/_engine.NewEntryTable``).
 
+The lanes (``_lanes``) commit the message entries they proved through
+:func:`add_linked_message` and :func:`add_linked_messages`: ID-3 and TREE-1 checked and the
+entries appended in one step, on any ``EntryTable`` (a column table does it in a few passes of C).
+
 A forked table shares the columns of the table it came from (they can be large) and sees only
 the first ``count`` positions; should two forks both grow, the second copies its part first.
 """
@@ -17,10 +21,10 @@ from itertools import accumulate, islice, repeat
 from operator import add, lt
 from typing import Final
 
-from ..read._entries import EntryMeta
+from ..read._entries import EntryMeta, EntryTable
 from ..read._schema import KNOWN_ENTRY_TYPES
 
-__all__ = ["ColumnTable"]
+__all__ = ["ColumnTable", "add_linked_message", "add_linked_messages"]
 
 # An entry's type is stored as its position in this tuple (one byte an entry); an entry is
 # committed only after its schema check, so its type is always one of these.
@@ -198,7 +202,7 @@ class ColumnTable:
         if len(positions) != position + count:
             # ID-3: an id repeated in the block, or committed before and now overwritten, so
             # the lookup is built again: O(entries), which a caller that feeds no further block
-            # after a refusal pays once (IndexBuilder.add_plain_messages).
+            # after a refusal pays once (_lanes.add_plain_messages).
             columns.positions = dict(zip(columns.ids, range(position), strict=False))
             return False
         parent_positions = self._linked_parents(ids, parents, position)
@@ -250,3 +254,42 @@ class ColumnTable:
 
     def fork(self) -> ColumnTable:
         return ColumnTable(self._columns, self._count)
+
+
+def add_linked_message(
+    table: EntryTable, entry_id: str, parent_id: str | None, *, line: int, offset: int,
+    length: int,
+) -> bool:
+    """Append a ``message`` entry to ``table`` if ID-3 and TREE-1 hold (its id is new, its
+    parent is None or committed); False, appending nothing, if either fails."""
+    if isinstance(table, ColumnTable):
+        return table.add_linked_message(entry_id, parent_id, line=line, offset=offset,
+                                        length=length)
+    if entry_id in table or (parent_id is not None and parent_id not in table):
+        return False
+    table.add(entry_id, parent_id, "message", line=line, offset=offset, length=length,
+              target_id=None, recording_id=None)
+    return True
+
+
+def add_linked_messages(
+    table: EntryTable, ids: list[str], parents: list[str | None], lengths: list[int], *,
+    line: int, offset: int,
+) -> bool:
+    """:func:`add_linked_message` for consecutive lines from ``line`` and byte ``offset``
+    (``lengths`` without their LF), all or nothing: False, appending nothing, unless every id
+    is new and every parent None, committed or an earlier one of ``ids``."""
+    if isinstance(table, ColumnTable):
+        return table.add_linked_messages(ids, parents, lengths, line=line, offset=offset)
+    earlier: set[str] = set()
+    for entry_id, parent_id in zip(ids, parents, strict=True):
+        if entry_id in table or entry_id in earlier or (
+                parent_id is not None and parent_id not in table and parent_id not in earlier):
+            return False
+        earlier.add(entry_id)
+    for entry_id, parent_id, length in zip(ids, parents, lengths, strict=True):
+        table.add(entry_id, parent_id, "message", line=line, offset=offset, length=length,
+                  target_id=None, recording_id=None)
+        line += 1
+        offset += length + 1
+    return True

@@ -11,35 +11,38 @@ findings and the same index either way (tests/reference/fast/test_messages_typed
 tests/reference/fast/test_messages_block.py).
 
 The lanes build no dict, so they serve only a read that keeps no body and a builder that needs
-no record (:func:`feed_lines`); search's tapping builder gets the block lane alone and decides
-through its ``take_block`` which proven blocks it may commit unseen (:func:`scan_lines`).
+no record (``_feed_fast.feed_lines``); search's tapping builder gets the block lane alone, a
+proven block committed unseen only where its text tap can do without the records
+(``_tapped_blocks``).
 """
 
 from __future__ import annotations
 
 import functools
+from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Final
 
 from .._errors import Diagnostic
 from .._lines import Line
-from ..read._engine import KeptBodies, ParseRecord, Read, TakeBlock
+from ..read._engine import ParseRecord, Read
 from ..read._feed import NO_BODIES, line_findings
-from ..read._feed import feed_lines as feed_each_line
 from ..read._graph import graph_findings
 from ..read._index import IndexBuilder
 from ..read._records import MAX_RECORD_BYTES
 from ._blocks import Block, lines_of_block, split_blocks
+from ._entries_fast import add_linked_message, add_linked_messages
 
 if TYPE_CHECKING:
     from ._messages_block import MessageBlock
 
 __all__ = [
     "TYPED_LANE_MIN_BYTES",
+    "BlockCommits",
+    "ReadAhead",
     "add_plain_message",
     "add_plain_messages",
-    "feed_lines",
-    "scan_lines",
+    "feed_blocks",
     "typed_lane_pays",
 ]
 
@@ -50,6 +53,7 @@ PlainMessageIds = Callable[[bytes], "tuple[str, str | None] | None"]
 # lines, each proven a valid plain message entry, or None (its lines then go one by one).
 PlainMessageBlock = Callable[[bytes, list[bytes]], "MessageBlock | None"]
 # ``add_plain_messages`` bound to a builder: (ids, parents, lengths, line, offset) -> taken.
+# (_tapped_blocks puts its own say before the commit.)
 CommitBlock = Callable[[list[str], list["str | None"], list[int], int, int], bool]
 
 # Blocks the block lane may decline in a row before a read goes on line by line.
@@ -88,6 +92,34 @@ def typed_lane_pays(size: int) -> bool:
     return size >= TYPED_LANE_MIN_BYTES or typed_message_lane.cache_info().currsize > 0
 
 
+class ReadAhead:
+    """``read`` with its first chunks read ahead until :func:`typed_lane_pays` for the bytes
+    held (or the stream ends), so that whether the lanes pay is known before the first line;
+    the chunks held are given again first, each cut to the size asked."""
+
+    def __init__(self, read: Read, chunk_size: int) -> None:
+        self._read = read
+        self._chunks: deque[bytes] = deque()
+        self.ended = False
+        held = 0
+        while not typed_lane_pays(held):
+            chunk = read(chunk_size)
+            if not chunk:
+                self.ended = True
+                break
+            self._chunks.append(chunk)
+            held += len(chunk)
+
+    def __call__(self, size: int) -> bytes:
+        if self._chunks:
+            chunk = self._chunks.popleft()
+            if len(chunk) > size:
+                self._chunks.appendleft(chunk[size:])
+                chunk = chunk[:size]
+            return chunk
+        return b"" if self.ended else self._read(size)
+
+
 # --- committing proven entries ---------------------------------------------------------------
 
 
@@ -98,8 +130,8 @@ def add_plain_message(
     """``builder.add_entry`` for a ``message`` entry already proven schema-valid with no rule
     beyond the schema to apply, given only its id and parentId: for such an entry
     ``check_entry`` reduces to ID-3 and TREE-1, and committing it touches no global field."""
-    if not builder.built and builder.table.add_linked_message(
-        entry_id, parent_id, line=line, offset=offset, length=length
+    if not builder.built and add_linked_message(
+        builder.table, entry_id, parent_id, line=line, offset=offset, length=length
     ):
         builder.note_line(line)
         return []
@@ -111,7 +143,7 @@ def add_plain_message(
     return found
 
 
-class _BlockCommits:
+class BlockCommits:
     """:func:`add_plain_messages` over one read: after the first refused block every later one
     is refused unseen and goes line by line, which keeps a refusal's cost (the table may
     rebuild its id lookup) to once per read. A refused block holds a finding, so the session
@@ -142,7 +174,7 @@ def add_plain_messages(
     each finding at its line)."""
     if builder.built:
         return False
-    if not builder.table.add_linked_messages(ids, parents, lengths, line=line, offset=offset):
+    if not add_linked_messages(builder.table, ids, parents, lengths, line=line, offset=offset):
         return False
     builder.note_line(line + len(ids) - 1)
     return True
@@ -151,42 +183,13 @@ def add_plain_messages(
 # --- feeding ---------------------------------------------------------------------------------
 
 
-def feed_lines(
-    builder: IndexBuilder, read: Read, *, parse: ParseRecord, chunk_size: int,
-    first_line: int, start_offset: int, kept: KeptBodies, size: int,
-) -> Iterator[list[Diagnostic]]:
-    """``read/_feed.feed_lines`` with both lanes, when they can serve and pay: no body is kept
-    (the lanes build no dict), the builder is a plain :class:`IndexBuilder` (they never call
-    ``add_record``) and ``size`` is worth the import (:func:`typed_lane_pays`). A proven block
-    yields one empty list for all its lines."""
-    if (kept is not NO_BODIES or type(builder).add_record is not IndexBuilder.add_record
-            or not typed_lane_pays(size)):
-        return feed_each_line(builder, read, parse=parse, chunk_size=chunk_size,
-                              first_line=first_line, start_offset=start_offset, kept=kept)
-    return _feed_blocks(builder, read, parse, chunk_size, first_line, start_offset,
-                        typed_message_lane(), _BlockCommits(builder))
-
-
-def scan_lines(
-    builder: IndexBuilder, read: Read, *, parse: ParseRecord, chunk_size: int,
-    take_block: TakeBlock,
-) -> Iterator[list[Diagnostic]]:
-    """The block lane alone, for search's tapping builder: a proven block is committed unseen
-    only if ``take_block`` agrees; every other line reaches the builder's ``add_record``."""
-    commits = _BlockCommits(builder)
-
-    def offer(ids: list[str], parents: list[str | None], lengths: list[int], line: int,
-              offset: int) -> bool:
-        return take_block(lengths, line=line, offset=offset,
-                          commit=lambda: commits(ids, parents, lengths, line, offset))
-
-    return _feed_blocks(builder, read, parse, chunk_size, 1, 0, None, offer)
-
-
-def _feed_blocks(
+def feed_blocks(
     builder: IndexBuilder, read: Read, parse: ParseRecord, chunk_size: int, first_line: int,
     start_offset: int, record_lane: PlainMessageIds | None, commit: CommitBlock,
 ) -> Iterator[list[Diagnostic]]:
+    """The lines ``read(n)`` yields, a chunk's whole lines as one block for the block lane
+    (``commit`` takes a proven block or refuses it), other lines one by one through
+    ``record_lane`` (if any) or the readable rules."""
     block_lane = typed_block_lane()
     # A block the lane declines has cost a copy and a split for nothing; after a few in a row
     # (a session of realtime events, say) the rest comes line by line, as without the lane.

@@ -16,6 +16,16 @@ The agreement tests hold the fast engine to :data:`READABLE_ENGINE`.
 :data:`READABLE_ENGINE` is built from the readable modules alone: ``_records`` (the strict
 grammar), ``_schema`` (python-jsonschema), ``_entries.EntryList`` and ``_feed`` (every line
 through ``parse_record`` and the schema); it keeps no body, takes no lane and scans serially.
+
+Extension points: besides these Protocols, a faster :class:`LineFeeder` reads two things of
+the core that the readable path only writes, both read-only views:
+
+* ``_index.IndexBuilder.table``, ``.built`` and ``.recordings``: a feeder that proved a line a
+  plain message entry, for which only ID-3 and TREE-1 are left, commits it to the table
+  itself (``fast/_lanes.add_plain_message``);
+* ``search/_judge.TappedBuilder.tap`` and its ``TextTap.screened`` (the latest whole lines the
+  byte screen judged, with their bytes): a feeder that commits such lines without handing
+  their records to the tap matches them from those bytes (``fast/_tapped_blocks``).
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from .._errors import Diagnostic
 from . import _records, _schema
 from ._entries import EntryList, EntryTable
-from ._feed import NO_BODIES, feed_lines, scan_lines
+from ._feed import NO_BODIES, feed_lines
 
 if TYPE_CHECKING:
     from ._index import IndexBuilder
@@ -46,10 +56,8 @@ __all__ = [
     "NewEntryTable",
     "ParseRecord",
     "Read",
-    "ScanFeeder",
     "SchemaRules",
     "SearchFanOut",
-    "TakeBlock",
 ]
 
 # ``read(n)``: at most n further bytes of a stream, empty at its end.
@@ -126,35 +134,14 @@ class KeepBodies(Protocol):
 
 
 class LineFeeder(Protocol):
-    """Feed the lines ``read(n)`` yields to ``builder`` (a plain :class:`IndexBuilder`) and yield
-    each line's findings (empty once committed), as ``_feed.feed_lines`` does; ``size`` is the
-    number of bytes to come, a hint for a lane whose set-up pays only on large reads. ``kept``
-    is offered every committed record."""
+    """Feed the lines ``read(n)`` yields to ``builder`` and yield each line's findings (empty
+    once committed), as ``_feed.feed_lines`` does: the same findings, the same committed
+    entries, whatever the builder (search's hands every record it commits to its text tap,
+    ``search/_judge.TappedBuilder``). ``kept`` is offered every committed record."""
 
     def __call__(
         self, builder: IndexBuilder, read: Read, *, parse: ParseRecord, chunk_size: int,
-        first_line: int, start_offset: int, kept: KeptBodies, size: int,
-    ) -> Iterator[list[Diagnostic]]: ...
-
-
-class TakeBlock(Protocol):
-    """A search builder's say on a block of consecutive lines a lane proved to be plain message
-    entries: ``commit()`` commits them (False if the graph rules refuse one); returns whether
-    the block was taken (False: its lines are fed one by one)."""
-
-    def __call__(
-        self, lengths: list[int], *, line: int, offset: int, commit: Callable[[], bool]
-    ) -> bool: ...
-
-
-class ScanFeeder(Protocol):
-    """:class:`LineFeeder` for search's builder, which taps every record it commits
-    (``add_record``) and decides through ``take_block`` which proven blocks it may commit
-    without seeing their records."""
-
-    def __call__(
-        self, builder: IndexBuilder, read: Read, *, parse: ParseRecord, chunk_size: int,
-        take_block: TakeBlock,
+        first_line: int, start_offset: int, kept: KeptBodies,
     ) -> Iterator[list[Diagnostic]]: ...
 
 
@@ -208,7 +195,6 @@ class Engine:
     schema: SchemaRules
     new_table: NewEntryTable
     feed_lines: LineFeeder
-    scan_lines: ScanFeeder
     keep_bodies: KeepBodies
     batch: BatchLane
     fan_out: SearchFanOut
@@ -255,7 +241,6 @@ READABLE_ENGINE: Final = Engine(
     schema=_schema,
     new_table=EntryList,
     feed_lines=feed_lines,
-    scan_lines=scan_lines,
     keep_bodies=_keep_no_body,
     batch=_CarefulBatch(),
     fan_out=_serial_scan,

@@ -73,22 +73,6 @@ class EntryTable(EntryLookup, Protocol):
         The table works out its depth."""
         ...
 
-    def add_linked_message(
-        self, entry_id: str, parent_id: str | None, *, line: int, offset: int, length: int
-    ) -> bool:
-        """Append a ``message`` entry if ID-3 and TREE-1 hold (its id is new, its parent is
-        None or committed); False, appending nothing, if either fails."""
-        ...
-
-    def add_linked_messages(
-        self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
-        offset: int,
-    ) -> bool:
-        """:meth:`add_linked_message` for consecutive lines from ``line`` and byte ``offset``
-        (``lengths`` without their LF), all or nothing: False, appending nothing, unless every
-        id is new and every parent None, committed or an earlier one of ``ids``."""
-        ...
-
     def fork(self) -> EntryTable:
         """A table holding the same entries that can grow without changing this one."""
         ...
@@ -128,32 +112,6 @@ class EntryList:
         )
         self._positions[entry_id] = len(self._entries)
         self._entries.append(entry)
-
-    def add_linked_message(
-        self, entry_id: str, parent_id: str | None, *, line: int, offset: int, length: int
-    ) -> bool:
-        if entry_id in self or (parent_id is not None and parent_id not in self):
-            return False
-        self.add(entry_id, parent_id, "message", line=line, offset=offset, length=length,
-                 target_id=None, recording_id=None)
-        return True
-
-    def add_linked_messages(
-        self, ids: list[str], parents: list[str | None], lengths: list[int], *, line: int,
-        offset: int,
-    ) -> bool:
-        earlier: set[str] = set()
-        for entry_id, parent_id in zip(ids, parents, strict=True):
-            if entry_id in self or entry_id in earlier or (
-                    parent_id is not None and parent_id not in self and parent_id not in earlier):
-                return False
-            earlier.add(entry_id)
-        for entry_id, parent_id, length in zip(ids, parents, lengths, strict=True):
-            self.add(entry_id, parent_id, "message", line=line, offset=offset, length=length,
-                     target_id=None, recording_id=None)
-            line += 1
-            offset += length + 1
-        return True
 
     def fork(self) -> EntryList:
         return EntryList(self._entries)

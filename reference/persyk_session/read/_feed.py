@@ -19,10 +19,10 @@ from .._lines import split_stream
 from ._records import MAX_RECORD_BYTES, is_blank
 
 if TYPE_CHECKING:
-    from ._engine import KeptBodies, ParseRecord, Read, TakeBlock
+    from ._engine import KeptBodies, ParseRecord, Read
     from ._index import IndexBuilder
 
-__all__ = ["CHUNK_SIZE", "NO_BODIES", "NoBodies", "feed_lines", "line_findings", "scan_lines"]
+__all__ = ["CHUNK_SIZE", "NO_BODIES", "NoBodies", "feed_lines", "line_findings"]
 
 CHUNK_SIZE: Final = 1 << 20
 
@@ -55,7 +55,6 @@ def feed_lines(
     first_line: int = 1,
     start_offset: int = 0,
     kept: KeptBodies = NO_BODIES,
-    size: int = 0,
 ) -> Iterator[list[Diagnostic]]:
     """Apply the per-line read rules to each line ``read(n)`` yields and commit the clean ones.
 
@@ -63,22 +62,13 @@ def feed_lines(
     continues a validated prefix). Yields each line's findings, empty when the line was
     committed; every finding is also in the builder, so reading to the end leaves them all in
     ``build()``. ``kept`` is offered every committed record (the header too, which it never
-    keeps). ``size`` (the bytes to come) matters only to a faster feeder's lanes."""
+    keeps)."""
     for line, offset, length, data, terminated in split_stream(
         read, chunk_size=chunk_size, limit=MAX_RECORD_BYTES, first_line=first_line,
         first_offset=start_offset,
     ):
         builder.note_line(line)
         yield line_findings(builder, parse, kept, line, offset, length, data, terminated)
-
-
-def scan_lines(
-    builder: IndexBuilder, read: Read, *, parse: ParseRecord, chunk_size: int,
-    take_block: TakeBlock,
-) -> Iterator[list[Diagnostic]]:
-    """:func:`feed_lines` for search's tapping builder: every record reaches its
-    ``add_record``, so no block is offered to ``take_block``."""
-    return feed_lines(builder, read, parse=parse, chunk_size=chunk_size)
 
 
 def line_findings(

@@ -244,7 +244,7 @@ class LiveFile:
         elif cached is not None and decision is Refresh.EXTEND:
             self._extend(cached, stat.st_ctime_ns)
         else:
-            self._validate_all(identity, stat.st_size, stat.st_ctime_ns)
+            self._validate_all(identity, stat.st_ctime_ns)
 
     def _tail_matches(self, cached: LiveSession) -> bool:
         start = cached.size - len(cached.tail)
@@ -262,9 +262,9 @@ class LiveFile:
             return
         self.state = self._settled(cached.identity, read.position, ctime_ns, cached.builder)
 
-    def _validate_all(self, identity: Identity, size: int, ctime_ns: int) -> None:
+    def _validate_all(self, identity: Identity, ctime_ns: int) -> None:
         read = _Reader(self.fd, 0)
-        index = index_stream(read, engine=self._engine, size=size)
+        index = index_stream(read, engine=self._engine)
         if not index.valid:
             first = index.diagnostics[0] if index.diagnostics else None
             self.fault_line = first.line if first is not None and first.line is not None else 1

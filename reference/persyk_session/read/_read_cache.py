@@ -259,7 +259,6 @@ class ReadCache:
         for _ in engine.feed_lines(
             builder, read, parse=engine.parse_record, chunk_size=CHUNK_SIZE,
             first_line=cached.index.lines + 1, start_offset=cached.size, kept=NO_BODIES,
-            size=os.fstat(cached.fd).st_size - cached.size,
         ):
             pass
         index = builder.build()
@@ -276,7 +275,7 @@ class ReadCache:
         try:
             stat = os.fstat(fd)
             read = _CountingReader(fd, 0, self.counters)
-            index = index_stream(read, engine=engine, size=stat.st_size)
+            index = index_stream(read, engine=engine)
         except BaseException:
             os.close(fd)
             raise

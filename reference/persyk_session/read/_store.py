@@ -88,14 +88,14 @@ def resolve_session_file_for_mutation(path: str | os.PathLike[str]) -> Path:
 
 def index_stream(
     read: Read, *, engine: Engine = READABLE_ENGINE, chunk_size: int = CHUNK_SIZE,
-    kept: KeptBodies = NO_BODIES, size: int = 0,
+    kept: KeptBodies = NO_BODIES,
 ) -> SessionIndex:
     """Index the session whose bytes ``read(n)`` yields, applying every read-phase rule through
-    ``engine`` (and offering ``kept`` every committed record); ``size``: the bytes to come."""
+    ``engine`` (and offering ``kept`` every committed record)."""
     builder = IndexBuilder(engine.new_table(), schema=engine.schema)
     for _ in engine.feed_lines(
         builder, read, parse=engine.parse_record, chunk_size=chunk_size, first_line=1,
-        start_offset=0, kept=kept, size=size,
+        start_offset=0, kept=kept,
     ):
         pass
     # HDR-1 (rev. 2): no line but blank ones (zero bytes included) is SESSION_EMPTY.
@@ -185,9 +185,7 @@ def open_session(
     file_path = resolve_session_file(path)
     kept = engine.keep_bodies(keep) if keep else NO_BODIES
     with _open_read_only(file_path) as stream, kept.holding():
-        size = os.fstat(stream.fileno()).st_size
-        index = index_stream(stream.read, engine=engine, chunk_size=chunk_size, kept=kept,
-                             size=size)
+        index = index_stream(stream.read, engine=engine, chunk_size=chunk_size, kept=kept)
     return OpenSession(path=file_path, index=index, kept=kept, parse=engine.parse_record)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from .._errors import Code, ContractError, Diagnostic
 from ..read._context import effective_history
 from ..read._engine import READABLE_ENGINE, Engine
-from ..read._feed import feed_lines
+from ..read._feed import NO_BODIES, feed_lines
 from ..read._index import EntryMeta, IndexBuilder, SessionIndex
 from ..read._records import parse_record
 from ..read._store import SESSION_FILE
@@ -30,6 +30,7 @@ from ._judge import (
     Result,
     SearchDiagnostic,
     SortKey,
+    TappedBuilder,
     TextTap,
     decode_cursor,
     encode_cursor,
@@ -254,41 +255,6 @@ def _mark_duplicates(candidates: list[Candidate]) -> list[Candidate]:
 # --- search --------------------------------------------------------------------------------
 
 
-class _TappedBuilder(IndexBuilder):
-    """The read-phase index builder, also handing each committed record to a text tap, so a
-    session is validated and searched in one streaming pass with one record in memory."""
-
-    def __init__(self, tap: TextTap, engine: Engine) -> None:
-        super().__init__(engine.new_table(), schema=engine.schema)
-        self._tap = tap
-
-    def add_record(
-        self, obj: dict[str, Any], *, line: int, offset: int, length: int
-    ) -> list[Diagnostic]:
-        findings = super().add_record(obj, line=line, offset=offset, length=length)
-        if not findings:
-            self._tap.record(obj, offset, length)
-        return findings
-
-    def take_block(
-        self, lengths: list[int], *, line: int, offset: int, commit: Callable[[], bool]
-    ) -> bool:
-        """``read/_engine.TakeBlock``: a block of lines an engine's lane proved plain message
-        entries. Lines the tap's byte screen cleared need no match (TextTap.record would only
-        note where the last one lies); lines it did not clear are matched from the bytes it
-        screened, each parsed only if the screen cannot clear it alone (a second parse of the
-        block through add_record, and its schema, cost several times the lane)."""
-        end = offset + sum(lengths) + len(lengths)
-        cleared = self._tap.cleared(offset, end)
-        if not (cleared or self._tap.holds(offset, end)) or not commit():
-            return False
-        if cleared:
-            self._tap.last = (end - 1 - lengths[-1], lengths[-1])
-        else:
-            self._tap.record_block(offset, lengths, line)
-        return True
-
-
 def _loader(fd: int) -> Callable[[EntryMeta], dict[str, Any]]:
     def load(entry: EntryMeta) -> dict[str, Any]:
         return parse_record(os.pread(fd, entry.length, entry.offset), line=entry.line)
@@ -309,12 +275,13 @@ def _scan(
     candidate: Candidate, query: Query, engine: Engine
 ) -> Result | SearchDiagnostic | None:
     """Validate and search one session in a single pass (SRCH-19, SRCH-12)."""
-    tap = TextTap(query, screen=ByteScreen.of(query), parse=engine.parse_record)
-    builder = _TappedBuilder(tap, engine)
+    tap = TextTap(query, screen=ByteScreen.of(query))
+    builder = TappedBuilder(tap, engine.new_table(), schema=engine.schema)
     try:
         with _open_regular(candidate.file) as (fd, read, info):
-            for _ in engine.scan_lines(builder, _shown_to(tap, read), parse=engine.parse_record,
-                                       chunk_size=SCAN_CHUNK, take_block=builder.take_block):
+            for _ in engine.feed_lines(builder, _shown_to(tap, read), parse=engine.parse_record,
+                                       chunk_size=SCAN_CHUNK, first_line=1, start_offset=0,
+                                       kept=NO_BODIES):
                 pass
             index = builder.build(empty=not builder.first_seen)
             if not index.valid or index.header is None:

@@ -16,21 +16,26 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .._errors import Code, ContractError, Diagnostic
-from ..read._engine import ParseRecord
-from ..read._index import EntryMeta, SessionIndex
-from ..read._records import MAX_RECORD_BYTES, parse_record
+from ..read._entries import EntryTable
+from ..read._index import EntryMeta, IndexBuilder, SessionIndex
+from ..read._records import MAX_RECORD_BYTES
 from ._textmatch import ByteScreen, Query, excerpt, fold, is_blank, title_piece
+
+if TYPE_CHECKING:
+    from ..read._engine import SchemaRules
 
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "Pin",
     "Result",
+    "Screened",
     "SearchDiagnostic",
     "SortKey",
+    "TappedBuilder",
     "TextTap",
     "decode_cursor",
     "encode_cursor",
@@ -208,6 +213,16 @@ def stale() -> ContractError:
 _HELD: Final = MAX_RECORD_BYTES + 1
 
 
+class Screened(NamedTuple):
+    """The whole lines that ended in one chunk, as the byte screen judged them: from byte
+    ``start``, their bytes (each line ending in LF), and whether the screen ``cleared`` them
+    (the query cannot be in any of their strings)."""
+
+    start: int
+    data: bytes
+    cleared: bool
+
+
 @dataclass(slots=True)
 class TextTap:
     """Fed every committed record while a session streams by; keeps only the ids of entries
@@ -217,13 +232,9 @@ class TextTap:
     hits: set[str] = field(default_factory=set)
     last: tuple[int, int] | None = None  # offset and length of the last entry's record
     screen: ByteScreen | None = None  # a prefilter of the bytes :meth:`see` is shown
-    parse: ParseRecord = parse_record  # the engine's, for the lines of a proven block
+    screened: Screened | None = None  # the latest lines :meth:`see` screened
     _seen: int = 0  # bytes shown so far
     _open: bytes | None = b""  # the line still open after them; None when over the limit
-    _clear: tuple[int, int] = (0, 0)  # the byte range of the latest lines the screen cleared
-    # Where the latest lines the screen did not clear start, and their bytes (at most a chunk
-    # and the line carried into it): what :meth:`record_block` matches line by line.
-    _held: tuple[int, bytes] | None = None
 
     def see(self, chunk: bytes) -> None:
         """Shown each chunk of the session's bytes, in order, before its records: the whole
@@ -243,37 +254,8 @@ class TextTap:
             lines, start = chunk[first:cut], base + first
         else:
             lines, start = self._open + chunk[:cut], base - len(self._open)
-        if self.screen.may_hold(lines):
-            self._clear, self._held = (0, 0), (start, lines)
-        else:
-            self._clear, self._held = (start, base + cut), None
+        self.screened = Screened(start, lines, not self.screen.may_hold(lines))
         self._open = chunk[cut:]
-
-    def cleared(self, start: int, end: int) -> bool:
-        """Whether the screen cleared the whole lines from byte ``start`` to ``end``."""
-        low, high = self._clear
-        return low <= start and end <= high
-
-    def holds(self, start: int, end: int) -> bool:
-        """Whether :meth:`record_block` can match the whole lines from byte ``start`` to
-        ``end``: they lie in the latest lines the screen did not clear."""
-        held = self._held
-        return held is not None and held[0] <= start and end <= held[0] + len(held[1])
-
-    def record_block(self, offset: int, lengths: list[int], line: int) -> None:
-        """:meth:`record` for the lines of a block validation proved whole (the block lane),
-        which :meth:`holds`: each line the screen cannot clear alone is parsed and matched,
-        the others need no parse (none of their strings can fold to hold the query)."""
-        assert self._held is not None and self.screen is not None
-        start, data = self._held
-        at = offset - start
-        may_hold = self.screen.may_hold
-        for number, length in enumerate(lengths, line):
-            piece = data[at:at + length]
-            if may_hold(piece):
-                self.record(self.parse(piece, line=number), start + at, length)
-            at += length + 1
-        self.last = (start + at - 1 - lengths[-1], lengths[-1])
 
     def record(self, obj: dict[str, Any], offset: int, length: int) -> None:
         # The hot path of search: one call per record of every session, so kept flat.
@@ -281,9 +263,10 @@ class TextTap:
         if kind == "session":
             return
         self.last = (offset, length)
-        low, high = self._clear
-        if low <= offset and offset + length < high:
-            return  # its line was screened: the query cannot be in any of its strings
+        if self.screened is not None:
+            start, data, cleared = self.screened
+            if cleared and start <= offset and offset + length < start + len(data):
+                return  # its line was screened: the query cannot be in any of its strings
         if kind == "message":
             content = obj["message"]["content"]
         elif kind == "custom_message":
@@ -300,6 +283,23 @@ class TextTap:
                 if folded in (value.lower() if value.isascii() else fold(value)):
                     self.hits.add(obj["id"])
                     return
+
+
+class TappedBuilder(IndexBuilder):
+    """The read-phase index builder, also handing each committed record to its text tap, so a
+    session is validated and searched in one streaming pass with one record in memory."""
+
+    def __init__(self, tap: TextTap, table: EntryTable, *, schema: SchemaRules) -> None:
+        super().__init__(table, schema=schema)
+        self.tap = tap
+
+    def add_record(
+        self, obj: dict[str, Any], *, line: int, offset: int, length: int
+    ) -> list[Diagnostic]:
+        findings = super().add_record(obj, line=line, offset=offset, length=length)
+        if not findings:
+            self.tap.record(obj, offset, length)
+        return findings
 
 
 def _blocks(obj: dict[str, Any]) -> list[Any]:

@@ -229,7 +229,8 @@ SMALL_VALIDATE_MAY_LOAD = frozenset({
         "read._index", "read._records", "read._schema", "read._store",
         # the fast engine (fast/__init__.py); its msgspec lanes load only for a large read
         "fast", "fast._batch", "fast._blocks", "fast._bodies_fast", "fast._entries_fast",
-        "fast._json_fast", "fast._lanes", "fast._records_fast", "fast._schema_fast")),
+        "fast._feed_fast", "fast._json_fast", "fast._lanes", "fast._records_fast",
+        "fast._schema_fast")),
     "persyk_session",
 })
 
@@ -257,8 +258,7 @@ def test_a_small_validate_loads_only_its_pinned_modules(places: dict[str, str]) 
 def test_the_pins_catch_a_validate_that_takes_the_typed_lane_at_any_size(
     places: dict[str, str],
 ) -> None:
-    # The broken variant: the typed lane asked for whatever the file's size, as before the
-    # start-up work (read/_store.open_session asked for it on every read).
+    # The broken variant: the typed lane taken whatever the read's size.
     eager = ("import persyk_session.fast._lanes as lanes\n"
              "lanes.typed_lane_pays = lambda size: True\n")
     modules = loaded_by(PINS["validate"], places, "eager lane", prelude=eager)

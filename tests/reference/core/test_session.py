@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from typing import Any
 
 import pytest
@@ -354,26 +352,3 @@ def test_position_at_offset_finds_only_record_starts() -> None:
     assert index.position_at_offset(3000) == 1
     assert index.position_at_offset(2500) is None
     assert index.position_at_offset(9000) is None
-
-
-def test_index_of_many_small_entries_stays_compact() -> None:
-    # The index keeps columns of machine integers, not an object per entry: ids, the id table
-    # and ~40 bytes of columns per entry. One tuple per entry took over 300 bytes here.
-    count = 20_000
-    builder = IndexBuilder()
-    builder.add_header(header(), line=1)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        for i in range(count):
-            # Each record is made and dropped here, as the reader does, so its id is counted.
-            record = user(f"m{i}", f"m{i - 1}" if i else None)
-            builder.add_entry(record, line=i + 2, offset=i * 700, length=699)
-            del record
-        index = builder.build()
-        gc.collect()
-        retained, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert len(index.entries) == count
-    assert retained / count < 250, f"{retained / count:.0f} bytes an entry"

@@ -1,5 +1,5 @@
-"""The fast engine's block lane (``fast/_messages_block``, the table's ``add_linked_messages``
-and ``_lines.split_blocks``) against the readable core and the per-record path.
+"""The fast engine's block lane (``fast/_messages_block``, ``_entries_fast.add_linked_messages``
+and ``_blocks.split_blocks``) against the readable core and the per-record path.
 
 The lane may decline any block (its lines then go one by one); what it must never do is accept
 a block holding a line the readable core rejects, other than for a parentId the index then
@@ -24,7 +24,11 @@ from persyk_session._errors import Code
 from persyk_session._lines import split_stream
 from persyk_session.fast import FAST_ENGINE, _lanes, _messages_block
 from persyk_session.fast._blocks import Block, lines_of_block, split_blocks
-from persyk_session.fast._entries_fast import ColumnTable
+from persyk_session.fast._entries_fast import (
+    ColumnTable,
+    add_linked_message,
+    add_linked_messages,
+)
 from persyk_session.fast._messages_block import MessageBlock
 from persyk_session.fast._messages_block import plain_message_block as lane_of_lines
 from persyk_session.read import _store
@@ -34,6 +38,7 @@ from test_messages_typed import (
     FAULTS,
     HEADER,
     WITHOUT_LANES,
+    lanes_at_any_size,
     message_entries,
     mutated,
     readable_verdict,
@@ -237,8 +242,8 @@ def _committed(table: EntryTable) -> list[tuple[Any, ...]]:
 
 def _seeded(table_type: type[EntryTable]) -> EntryTable:
     table = table_type()
-    assert table.add_linked_message("a", None, line=2, offset=10, length=5)
-    assert table.add_linked_message("b", "a", line=3, offset=16, length=5)
+    assert add_linked_message(table, "a", None, line=2, offset=10, length=5)
+    assert add_linked_message(table, "b", "a", line=3, offset=16, length=5)
     return table
 
 
@@ -256,12 +261,12 @@ def test_add_linked_messages_commits_nothing_unless_every_entry_holds(
 ) -> None:
     table = _seeded(table_type)
     before = _committed(table)
-    assert not table.add_linked_messages(ids, parents, [5] * len(ids), line=4, offset=22)
+    assert not add_linked_messages(table, ids, parents, [5] * len(ids), line=4, offset=22)
     assert _committed(table) == before
     # The lookup is intact: the old entries are found, none of the refused block is.
     assert table.get("a") == table.at(0) and table.get("b") == table.at(1)
     assert all(table.get(i) is None for i in set(ids) - {"a", "b"})
-    assert table.add_linked_message("e", "b", line=9, offset=40, length=5)
+    assert add_linked_message(table, "e", "b", line=9, offset=40, length=5)
     assert table.get("e") == table.at(2)
 
 
@@ -275,12 +280,12 @@ def test_add_linked_messages_commits_as_one_by_one_would(
     table_type: type[EntryTable], ids: list[str], parents: list[str | None],
 ) -> None:
     block, single = _seeded(table_type), _seeded(table_type)
-    assert block.add_linked_messages(ids, parents, [5, 6, 7], line=4, offset=22)
+    assert add_linked_messages(block, ids, parents, [5, 6, 7], line=4, offset=22)
     offset = 22
     rows = zip(ids, parents, [5, 6, 7], strict=True)
     for line, (entry_id, parent, length) in enumerate(rows, start=4):
-        assert single.add_linked_message(entry_id, parent, line=line, offset=offset,
-                                         length=length)
+        assert add_linked_message(single, entry_id, parent, line=line, offset=offset,
+                                  length=length)
         offset += length + 1
     assert _committed(block) == _committed(single)
     assert [block.get(i) for i in ids] == [single.get(i) for i in ids]
@@ -328,8 +333,8 @@ def test_split_blocks_gives_split_streams_lines(
 # --- through the read --------------------------------------------------------------------------
 
 def index_of(data: bytes, chunk_size: int, engine: Engine = FAST_ENGINE) -> tuple[Any, ...]:
-    index = _store.index_stream(_reader(data), engine=engine, chunk_size=chunk_size,
-                                size=_lanes.TYPED_LANE_MIN_BYTES)
+    with lanes_at_any_size():
+        index = _store.index_stream(_reader(data), engine=engine, chunk_size=chunk_size)
     found = tuple((d.code, d.line, d.pointer) for d in index.diagnostics)
     entries = tuple((e.id, e.parent_id, e.line, e.offset, e.length, e.depth)
                     for e in index.entries)
@@ -393,8 +398,8 @@ def index_counting_the_lane(data: bytes) -> tuple[Any, list[MessageBlock | None]
     saved = _lanes.typed_block_lane
     _lanes.typed_block_lane = lambda: counting
     try:
-        return _store.index_stream(_reader(data), engine=FAST_ENGINE, chunk_size=4096,
-                                   size=_lanes.TYPED_LANE_MIN_BYTES), taken
+        with lanes_at_any_size():
+            return _store.index_stream(_reader(data), engine=FAST_ENGINE, chunk_size=4096), taken
     finally:
         _lanes.typed_block_lane = saved
 

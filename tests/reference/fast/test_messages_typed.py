@@ -13,6 +13,7 @@ import dataclasses
 import random
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -22,9 +23,8 @@ from hypothesis import strategies as st
 from persyk_conformance.strategies import json_values, messages, timestamps
 from persyk_maintainers.bench._data import conversation_records
 from persyk_session._errors import Code, ContractError, Diagnostic
-from persyk_session.fast import FAST_ENGINE
-from persyk_session.fast._entries_fast import ColumnTable
-from persyk_session.fast._lanes import TYPED_LANE_MIN_BYTES
+from persyk_session.fast import FAST_ENGINE, _lanes
+from persyk_session.fast._entries_fast import ColumnTable, add_linked_message
 from persyk_session.fast._messages_typed import plain_message_ids
 from persyk_session.read import _records, _schema, _store
 from persyk_session.read._engine import READABLE_ENGINE, Engine
@@ -224,12 +224,17 @@ def test_lane_declines_an_unusual_valid_record(old: bytes, new: bytes) -> None:
     assert plain_message_ids(data) is None
 
 
+def lanes_at_any_size() -> Any:
+    """The lanes taken whatever the read's size (a small read would not take them)."""
+    return mock.patch.object(_lanes, "typed_lane_pays", lambda size: True)
+
+
 def index_of(data: bytes, engine: Engine = FAST_ENGINE) -> tuple[Any, ...]:
-    # Both lanes, asked for at any size (a small read would not take them): the block lane
-    # (tests/reference/fast/test_messages_block.py) takes these lines first.
+    # Both lanes, at any size: the block lane (tests/reference/fast/test_messages_block.py) takes
+    # these lines first.
     chunks = [data]
-    index = _store.index_stream(lambda _n: chunks.pop() if chunks else b"", engine=engine,
-                                size=TYPED_LANE_MIN_BYTES)
+    with lanes_at_any_size():
+        index = _store.index_stream(lambda _n: chunks.pop() if chunks else b"", engine=engine)
     found = tuple((d.code, d.line, d.pointer) for d in index.diagnostics)
     entries = tuple((e.id, e.parent_id, e.line, e.offset, e.length) for e in index.entries)
     return found, entries, index.valid, index.lines
@@ -273,10 +278,10 @@ def test_add_linked_message_commits_only_a_new_id_under_a_committed_parent(
     table_type: type[EntryTable],
 ) -> None:
     table = table_type()
-    assert table.add_linked_message("a", None, line=2, offset=10, length=5)
-    assert not table.add_linked_message("a", None, line=3, offset=16, length=5)  # ID-3
-    assert not table.add_linked_message("b", "zz", line=4, offset=22, length=5)  # TREE-1
-    assert table.add_linked_message("b", "a", line=5, offset=28, length=5)
+    assert add_linked_message(table, "a", None, line=2, offset=10, length=5)
+    assert not add_linked_message(table, "a", None, line=3, offset=16, length=5)  # ID-3
+    assert not add_linked_message(table, "b", "zz", line=4, offset=22, length=5)  # TREE-1
+    assert add_linked_message(table, "b", "a", line=5, offset=28, length=5)
     assert [tuple(table.at(p)) for p in range(len(table))] == [
         ("a", None, "message", 2, 10, 5, 0, None, None),
         ("b", "a", "message", 5, 28, 5, 1, None, None),
@@ -305,10 +310,10 @@ def test_feed_lines_hands_every_record_to_a_tapping_builder(engine: Engine) -> N
     data = HEADER + b"".join(conversation_records(random.Random(1), 5))
     chunks = [data]
     builder = _TappingBuilder()
-    for _ in engine.feed_lines(
-        builder, lambda _n: chunks.pop() if chunks else b"", parse=engine.parse_record,
-        chunk_size=CHUNK_SIZE, first_line=1, start_offset=0, kept=NO_BODIES,
-        size=TYPED_LANE_MIN_BYTES,
-    ):
-        pass
+    with lanes_at_any_size():
+        for _ in engine.feed_lines(
+            builder, lambda _n: chunks.pop() if chunks else b"", parse=engine.parse_record,
+            chunk_size=CHUNK_SIZE, first_line=1, start_offset=0, kept=NO_BODIES,
+        ):
+            pass
     assert builder.seen == ["s1", "e00000000", "e00000001", "e00000002", "e00000003", "e00000004"]

@@ -1,13 +1,15 @@
 """Search's text tap on the block lane (SRCH-12, SRCH-13, SRCH-31, SRCH-38).
 
-A block of plain message entries the fast engine proved whole (fast/_messages_block.py) whose
-bytes the byte screen did not clear is matched from those bytes: each line the screen cannot
+A block of plain message entries the fast engine proved whole (fast/_messages_block.py) is
+committed without its records (fast/_tapped_blocks.py); if the byte screen did not clear its
+bytes, it is matched from those bytes: each line the screen cannot
 clear alone is parsed and matched, the others are not parsed at all. The page must be the page
 of the per-record path (every line through ``add_record`` and the tap), pins included.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,7 @@ import pytest
 from persyk_conformance.records import assistant, header, jsonl, text, user
 from persyk_session.fast import FAST_ENGINE, _lanes
 from persyk_session.operations import _search, op_search
-from persyk_session.read._engine import ParseRecord
-from persyk_session.search import _discovery
-from persyk_session.search._judge import TextTap
-from persyk_session.search._textmatch import ByteScreen, Query
+from persyk_session.read._engine import READABLE_ENGINE
 
 
 @pytest.fixture(autouse=True)
@@ -74,8 +73,9 @@ def test_block_tap_gives_the_page_of_the_per_record_path(
 ) -> None:
     tapped = _page(root)
     assert sorted(r["sessionId"] for r in tapped["results"]) == ["s-middle", "s-two"]
-    monkeypatch.setattr(_discovery._TappedBuilder, "take_block",
-                        lambda *_args, **_kwargs: False)  # every line through add_record
+    # Every line through add_record and the tap.
+    per_record = dataclasses.replace(FAST_ENGINE, feed_lines=READABLE_ENGINE.feed_lines)
+    monkeypatch.setattr(_search, "chosen_engine", lambda: per_record)
     assert _page(root) == tapped
 
 
@@ -84,14 +84,12 @@ def test_block_tap_parses_only_the_lines_the_screen_cannot_clear(
 ) -> None:
     parsed: list[int] = []
 
-    def counting_tap(query: Query, *, screen: ByteScreen, parse: ParseRecord) -> TextTap:
-        def counting(data: bytes, *, line: int) -> dict[str, Any]:
-            parsed.append(line)
-            return parse(data, line=line)
+    def counting(data: bytes, *, line: int) -> dict[str, Any]:
+        parsed.append(line)
+        return FAST_ENGINE.parse_record(data, line=line)
 
-        return TextTap(query, screen=screen, parse=counting)
-
-    monkeypatch.setattr(_discovery, "TextTap", counting_tap)
+    counting_engine = dataclasses.replace(FAST_ENGINE, parse_record=counting)
+    monkeypatch.setattr(_search, "chosen_engine", lambda: counting_engine)
     committed: list[int] = []
     real_commit = _lanes.add_plain_messages
 
@@ -104,6 +102,7 @@ def test_block_tap_parses_only_the_lines_the_screen_cannot_clear(
     _page(root)
     # Every session's entries went through the block lane (the tap had them all)...
     assert sorted(committed) == sorted(len(words) for words in SESSIONS.values())
-    # ...and only the lines holding the query's letters were parsed: m2 of s-middle, m1 of
-    # s-thinking (its strings do, though no text block), m1 and m3 of s-two (line = m + 2).
-    assert sorted(parsed) == [3, 3, 4, 5]
+    # ...and of the entries (the headers, line 1, are parsed by discovery and the scan) only
+    # the lines holding the query's letters were parsed: m2 of s-middle, m1 of s-thinking (its
+    # strings do, though no text block), m1 and m3 of s-two (line = m + 2).
+    assert sorted(line for line in parsed if line > 1) == [3, 3, 4, 5]
