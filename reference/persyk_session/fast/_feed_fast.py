@@ -4,8 +4,8 @@
 that keeps no body and feeds a plain index builder takes both typed lanes (``_lanes``) once it
 is large enough for them to pay; search's tapping builder takes the block lane alone
 (``_tapped_blocks``); anything else takes the readable rules. The findings and the committed
-entries are the same whichever runs (tests/reference/fast/test_messages_typed.py, tests/reference/fast/test_messages_block.py,
-tests/reference/fast/test_search_block_tap.py).
+entries are the same whichever runs (tests/reference/fast/test_messages_typed.py,
+tests/reference/fast/test_messages_block.py, tests/reference/fast/test_search_block_tap.py).
 """
 
 from __future__ import annotations
