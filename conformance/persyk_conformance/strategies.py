@@ -16,7 +16,8 @@ Three families, all drawn from one vocabulary of records (the record kit's spell
   batches refused part-way or at the size limit).
 
 Every strategy is deterministic under hypothesis's seed and shrinks like any other. Hypothesis
-is needed to use them: install ``persyk-session-conformance[fuzz]`` (README, "Dependencies").
+is needed to use them: install the suite's ``[fuzz]`` extra (``pip install '.[fuzz]'`` in its
+checkout; README, "Dependencies").
 """
 
 from __future__ import annotations

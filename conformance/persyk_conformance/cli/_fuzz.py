@@ -87,8 +87,10 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
         from ..fuzz._differential import FuzzConfig, fuzz, parse_faults, parse_ops
         from ..fuzz._save import check_save_folder, save_candidate
     except ImportError as exc:  # hypothesis is the [fuzz] extra (README, "Dependencies")
-        raise UsageProblem(f"fuzz needs hypothesis ({exc}); install "
-                           "'persyk-session-conformance[fuzz]'") from None
+        # The suite is on no package index: the extra is installed from a checkout or a wheel.
+        raise UsageProblem(f"fuzz needs hypothesis ({exc}): pip install '/path/to/the/suite[fuzz]' "
+                           "(from its checkout: pip install '.[fuzz]'), or pip install "
+                           "hypothesis") from None
     try:
         ops = parse_ops(args.ops)
         faults = None if args.faults is None else parse_faults(args.faults)

@@ -26,8 +26,8 @@ def _pyplot() -> Any:
         import matplotlib
     except ImportError:
         raise PlotUnavailable(
-            "plots need matplotlib: pip install 'persyk-session-conformance[plot]' "
-            "(or, in a checkout, pip install '.[plot]')"
+            "plots need matplotlib: pip install '/path/to/the/suite[plot]' "
+            "(from its checkout: pip install '.[plot]'), or pip install matplotlib"
         ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -111,8 +111,10 @@ def cmd_site(args: argparse.Namespace) -> Verdict:
 
         from ..site._render import SiteInputs, write_site
     except ImportError:
-        raise UsageProblem("the site needs Jinja2: pip install 'persyk-session-conformance"
-                           "[site]' (or jinja2)", command="site") from None
+        # The suite is on no package index: the extra is installed from a checkout or a wheel.
+        raise UsageProblem("the site needs Jinja2: pip install '/path/to/the/suite[site]' "
+                           "(from its checkout: pip install '.[site]'), or pip install jinja2",
+                           command="site") from None
     bench = None
     plot = None
     if args.bench is not None:
