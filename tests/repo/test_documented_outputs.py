@@ -10,7 +10,8 @@ import pytest
 from _paths import CHECKOUT
 
 # An output option of a documented command and the plain file or folder name it writes.
-_OUTPUT = re.compile(r"(?:--report|--junit|--markdown|--out|--output|--plot) ([A-Za-z0-9_.-]+)(?![/\w])")
+_OUTPUT = re.compile(
+    r"(?:--report|--junit|--markdown|--out|--output|--plot) ([A-Za-z0-9_.-]+)(?![/\w])")
 # Placeholders and outputs that are not files a reader makes in the checkout by copying a line.
 _NOT_FILES = {"FILE", "FILE.png", "DIR", "DIFF.json", "dist"}
 
