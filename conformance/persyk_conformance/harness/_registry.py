@@ -17,6 +17,7 @@ any other exception is the check's error (no verdict), never the run's end.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -168,6 +169,9 @@ def check_named(check_id: str) -> HarnessCheck:
     raise LookupError(check_id)
 
 
+_MODULE_POINTER = re.compile(r"\s*[Ss]ee ``_\w+``\.?")
+
+
 def check_description(check_id: str) -> str:
     """The paragraph of its module's documentation that describes one check."""
     for module in _DOCUMENTED_IN:
@@ -176,6 +180,8 @@ def check_description(check_id: str) -> str:
         if start >= 0:
             end = doc.find("\n* ``", start + 1)
             paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
+            # "See ``_module``" points a reader of the code at the module; a user is not one.
+            paragraph = _MODULE_POINTER.sub("", paragraph)
             return " ".join(paragraph.replace("``", "").lstrip("* ").split())
     return "(not described)"
 

@@ -11,13 +11,17 @@
   order, and the file valid.
 * ``H-103`` paged read walk (CTX-24): following ``nextCursor`` from the first page yields every
   entry once, in file order, for several page sizes.
-* ``H-104`` recovery killed at every step (RCV-18, RCV-19): see ``_crash``.
+* ``H-104`` recovery killed at every step (RCV-18, RCV-19): the adapter is killed (SIGKILL, on
+  entry to a file-changing system call) at the first and last call of each kind of a
+  ``recover``, then at seeded moments up to ``--crash-moments``; after each, a fresh adapter's
+  ``recover`` must finish the job and leave the file a reader accepts. See ``_crash``.
 * ``H-150`` capture killed while writing (CAP-1, CAP-5..CAP-7, CAP-25, CAP-26): the adapter is
-  killed (SIGKILL, on entry to a file-changing system call) at 200 seeded moments of a capture,
-  mono and stereo; after each, a fresh adapter's ``recoverRecording`` must leave a WAV that
-  libsndfile reads, whose samples are exactly the first frames sent, as many as the header and
-  the answer say, no partial frame kept; the session gains one ``recording.interrupted`` and
-  nothing else, and a second recovery changes nothing. See ``_capture_kill``.
+  killed (SIGKILL, on entry to a file-changing system call) at the first and last call of each
+  kind, then at seeded moments up to ``--crash-moments``, of a capture, mono and stereo; after
+  each, a fresh adapter's ``recoverRecording`` must leave a WAV that libsndfile reads, whose
+  samples are exactly the first frames sent, as many as the header and the answer say, no
+  partial frame kept; the session gains one ``recording.interrupted`` and nothing else, and a
+  second recovery changes nothing. See ``_capture_kill``.
 * ``H-151`` recovery killed while repairing (CAP-6, CAP-27): interrupted-WAV recovery of three
   crashed captures is killed at its file-changing system calls, then rerun: every rerun ends in
   the bytes one uninterrupted recovery leaves, with one ``recording.interrupted``.

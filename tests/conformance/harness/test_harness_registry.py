@@ -3,6 +3,8 @@ the commands that read it (list, show, check-fixtures)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from persyk_conformance.cli import main
 from persyk_conformance.harness._registry import (
@@ -56,3 +58,16 @@ def test_list_shows_the_power_loss_checks_of_each_profile(
     assert main(["list", "--profile", profile, "--only", ",".join(wanted)]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert listed == wanted
+
+
+@pytest.mark.parametrize("check", [c.id for c in HARNESS_CHECKS])
+def test_a_checks_description_names_no_module_of_the_runner(check: str) -> None:
+    # What `show` prints is for implementers: a pointer into the runner's code is not for them.
+    assert not re.search(r"(?<![\w-])_[a-z]\w*", check_description(check)), check_description(check)
+
+
+def test_the_crash_checks_descriptions_name_no_fixed_number_of_kills() -> None:
+    # The number of kills is --crash-moments (CRASH_MOMENTS by default), not a constant.
+    for check in ("H-104", "H-150"):
+        assert "--crash-moments" in check_description(check)
+        assert "200 seeded" not in check_description(check)
