@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -54,18 +55,27 @@ def _documented_node_command() -> list[str]:
 
 
 def test_node_example_passes_its_documented_command_with_its_expected_failures(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     args = _documented_node_command()
     assert "--expected-failures" in args
     monkeypatch.chdir(ROOT)  # the documented paths are relative to the checkout
-    status = main(args)
+    report = tmp_path / "report.json"
+    status = main([*args, "--report", str(report)])
     out = capsys.readouterr().out
     assert status == 0, (
         "the example's expected failures are stale: run "
         "`.venv/bin/python examples/node-adapter/update_expected_failures.py`\n" + out[-3000:]
     )
     assert "xfail" in out
+    # The example's README quotes the run's counts: they are the run's, not a memory of one.
+    totals = json.loads(report.read_text("utf-8"))["footer"]["totals"]
+    quoted = re.search(r"exits 0: (\d+) cases pass, (\d+) are `unsupported`.*?the other (\d+) "
+                       r"are expected failures", (EXAMPLE / "README.md").read_text("utf-8"), re.S)
+    assert quoted is not None, "examples/node-adapter/README.md no longer quotes the counts"
+    assert tuple(map(int, quoted.groups())) == (
+        totals["pass"], totals["unsupported"], totals["xfail"]), (
+        "examples/node-adapter/README.md quotes stale counts: put the run's in it")
 
 
 def test_every_expected_failure_of_the_node_example_has_its_own_reason() -> None:
