@@ -19,8 +19,8 @@ from typing import Any
 from persyk_conformance._escape import for_markdown
 
 __all__ = [
-    "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
-    "report_problems",
+    "Comparison", "bench_schema", "compare", "human_seconds", "not_publishable",
+    "render_markdown", "report_problems",
 ]
 
 
@@ -47,12 +47,18 @@ def report_problems(report: Any) -> list[str]:
 # --- Markdown ----------------------------------------------------------------------------------
 
 
-def _seconds(value: float) -> str:
-    if value >= 1:
-        return f"{value:.2f} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:.2f} ms"
-    return f"{value * 1e6:.0f} µs"
+def human_seconds(value: float) -> str:
+    """A duration in the unit a reader says it in, three significant digits (``1.645e-05``
+    is ``16.4 µs``), never in exponent notation."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{_three_digits(value / scale)} {unit}"
+    return f"{_three_digits(value * 1e9)} ns"
+
+
+def _three_digits(number: float) -> str:
+    return f"{number:.3g}" if number < 1000 else f"{number:.0f}"
+
 
 
 def _size(count: int) -> str:
@@ -63,7 +69,7 @@ def _cell(result: dict[str, Any]) -> str:
     if result["outcome"] != "ok":
         return f"**{result['outcome']}**"
     ratio = result.get("ratio")
-    text = _seconds(result["median"])
+    text = human_seconds(result["median"])
     if ratio:
         text += f", **{ratio['median']:.2f}x** ({ratio['min']:.2f}-{ratio['max']:.2f})"
     extra = result.get("extra", {})
@@ -81,7 +87,7 @@ def _protocol_share(median: float, extra: dict[str, Any]) -> str:
         return ""
     count, trip = statistics.median(requests), statistics.median(trips)
     share = count * trip / median
-    return f"; round trips {count:.3g} of {_seconds(trip)}: {share:.0%}"
+    return f"; round trips {count:.3g} of {human_seconds(trip)}: {share:.0%}"
 
 
 def not_publishable(report: dict[str, Any]) -> list[str]:
@@ -126,7 +132,7 @@ def _header(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {for_markdown(impl['label'])} | {for_markdown(hello.get('version', '-'))} | "
             f"{for_markdown(hello.get('language', '-'))} | "
-            f"{', '.join(impl['capabilities']) or '-'} | {_seconds(trip) if trip else '-'} | "
+            f"{', '.join(impl['capabilities']) or '-'} | {human_seconds(trip) if trip else '-'} | "
             f"`{' '.join(impl['command'])}` |"
         )
     return lines
@@ -158,7 +164,7 @@ def _conditions(report: dict[str, Any]) -> list[str]:
         window = c.get("timedCpuSeconds")
         lines.append(f"| {key} | {c.get('loadBefore', '-')} | {c.get('loadAfter', '-')} | "
                      f"{_share(c.get('stealFraction'))} | "
-                     f"{'-' if window is None else _seconds(window)} | "
+                     f"{'-' if window is None else human_seconds(window)} | "
                      f"{_share(c.get('ownCpuFraction'))} | "
                      f"{_share(c.get('foreignCpuFraction'))} |")
     return lines
@@ -201,7 +207,8 @@ def _scaling(report: dict[str, Any], labels: list[str]) -> list[str]:
             cells = [workload["floor"]["median"]] + [
                 by_label[label].get("median") if label in by_label else None for label in labels]
             lines.append(f"| {name} | {_size(workload['bytes'])} | " + " | ".join(
-                f"{_seconds(c)} ({_seconds(c / mib)})" if c is not None else "-" for c in cells
+                f"{human_seconds(c)} ({human_seconds(c / mib)})" if c is not None else "-"
+                for c in cells
             ) + " |")
     return lines
 
@@ -218,7 +225,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         floor = workload["floor"]
         lines.append(
             f"| {workload['key']}: {workload['title']} | {workload['unit']} | "
-            f"{_input(workload)} | {_seconds(floor['median'])} ({floor['title']}) | "
+            f"{_input(workload)} | {human_seconds(floor['median'])} ({floor['title']}) | "
             + " | ".join(cells) + " |"
         )
     lines += _scaling(report, labels)
