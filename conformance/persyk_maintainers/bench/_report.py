@@ -17,10 +17,11 @@ from importlib.resources import files
 from typing import Any
 
 from persyk_conformance._escape import for_markdown
+from persyk_conformance._units import human_seconds
 
 __all__ = [
-    "Comparison", "bench_schema", "compare", "human_seconds", "not_publishable",
-    "render_markdown", "report_problems",
+    "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
+    "report_problems",
 ]
 
 
@@ -45,20 +46,6 @@ def report_problems(report: Any) -> list[str]:
 
 
 # --- Markdown ----------------------------------------------------------------------------------
-
-
-def human_seconds(value: float) -> str:
-    """A duration in the unit a reader says it in, three significant digits (``1.645e-05``
-    is ``16.4 µs``), never in exponent notation."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= scale:
-            return f"{_three_digits(value / scale)} {unit}"
-    return f"{_three_digits(value * 1e9)} ns"
-
-
-def _three_digits(number: float) -> str:
-    return f"{number:.3g}" if number < 1000 else f"{number:.0f}"
-
 
 
 def _size(count: int) -> str:

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from persyk_conformance._escape import for_html
+from persyk_conformance._units import human_seconds
 
-from ..bench._report import human_seconds
 from ._model import Implementation, SiteModel, badge
 
 __all__ = ["SiteInputs", "write_site"]

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 from _paths import CHECKOUT, TESTS_DIR
+from persyk_conformance._units import human_seconds
 from persyk_conformance.cli import main
 
 pytest.importorskip("jinja2", reason="the site needs the 'site' extra (jinja2)")
 
 from persyk_contract import rule_texts
-from persyk_maintainers.bench._report import human_seconds
 from persyk_maintainers.site._model import badge, build_model
 
 HOMEPAGE = "https://example.org/node-persyk"
@@ -84,6 +84,9 @@ def test_an_implementation_page_shows_what_it_declared_and_its_failures_by_rule(
     assert 'href="../case/R-001.html"' in failures and 'href="../case/R-002.html"' in failures
     assert "not yet: one writer" in failures and "G-001" not in failures
     assert 'href="impl/node.html"' in (site / "index.html").read_text("utf-8")
+    leaving = {link for path in site.rglob("*.html")
+               for link in re.findall(r'(?:href|src)="([^"]*://[^"]*)"', path.read_text("utf-8"))}
+    assert leaving == {HOMEPAGE}  # the one link out: what it declared, on its own page
 
 
 def test_a_homepage_that_is_no_web_address_is_no_link(reference: dict[str, Any]) -> None:
