@@ -248,7 +248,7 @@ def _checked_slugs(sources: Sequence[str], slugs: Sequence[str] | None,
 def _shown(label: str, source: str, slug: str, labels: list[str], sources: list[str]) -> str:
     """The label, with the report file beside it when another report has the same label (and
     the slug when that file's name is taken twice too)."""
-    if labels.count(label) == 1:
+    if labels.count(label) <= 1:  # none: an earlier run of a slug, shown by its version only
         return label
     twins = [s for s, other in zip(sources, labels, strict=True) if other == label]
     return f"{label} ({source})" if twins.count(source) == 1 else f"{label} ({slug})"
