@@ -94,6 +94,15 @@ def test_a_search_in_the_url_keeps_the_cases_whose_id_rule_or_title_match(site: 
     assert '<output id="shown">2 case(s)</output>' in by_rule
 
 
+def test_an_implementation_page_and_its_history_open_without_error(site: Path) -> None:
+    page, log = _open((site / "impl" / "other.html").as_uri())
+    _no_console_error(log)
+    assert "Failures by rule" in page and 'href="../case/R-002.html"' in page
+    history, log = _open((site / "history" / "other.html").as_uri())
+    _no_console_error(log)
+    assert "One run only" in history and "<svg" in history
+
+
 def test_a_case_page_opens_with_the_answer_shown(site: Path) -> None:
     dom, log = _open((site / "case" / "R-002.html").as_uri())
     _no_console_error(log)
