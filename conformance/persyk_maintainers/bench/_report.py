@@ -17,6 +17,7 @@ from importlib.resources import files
 from typing import Any
 
 from persyk_conformance._escape import for_markdown
+from persyk_conformance._units import human_seconds
 
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
@@ -47,14 +48,6 @@ def report_problems(report: Any) -> list[str]:
 # --- Markdown ----------------------------------------------------------------------------------
 
 
-def _seconds(value: float) -> str:
-    if value >= 1:
-        return f"{value:.2f} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:.2f} ms"
-    return f"{value * 1e6:.0f} µs"
-
-
 def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.0f} KiB"
 
@@ -63,7 +56,7 @@ def _cell(result: dict[str, Any]) -> str:
     if result["outcome"] != "ok":
         return f"**{result['outcome']}**"
     ratio = result.get("ratio")
-    text = _seconds(result["median"])
+    text = human_seconds(result["median"])
     if ratio:
         text += f", **{ratio['median']:.2f}x** ({ratio['min']:.2f}-{ratio['max']:.2f})"
     extra = result.get("extra", {})
@@ -81,7 +74,7 @@ def _protocol_share(median: float, extra: dict[str, Any]) -> str:
         return ""
     count, trip = statistics.median(requests), statistics.median(trips)
     share = count * trip / median
-    return f"; round trips {count:.3g} of {_seconds(trip)}: {share:.0%}"
+    return f"; round trips {count:.3g} of {human_seconds(trip)}: {share:.0%}"
 
 
 def not_publishable(report: dict[str, Any]) -> list[str]:
@@ -126,7 +119,7 @@ def _header(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {for_markdown(impl['label'])} | {for_markdown(hello.get('version', '-'))} | "
             f"{for_markdown(hello.get('language', '-'))} | "
-            f"{', '.join(impl['capabilities']) or '-'} | {_seconds(trip) if trip else '-'} | "
+            f"{', '.join(impl['capabilities']) or '-'} | {human_seconds(trip) if trip else '-'} | "
             f"`{' '.join(impl['command'])}` |"
         )
     return lines
@@ -158,7 +151,7 @@ def _conditions(report: dict[str, Any]) -> list[str]:
         window = c.get("timedCpuSeconds")
         lines.append(f"| {key} | {c.get('loadBefore', '-')} | {c.get('loadAfter', '-')} | "
                      f"{_share(c.get('stealFraction'))} | "
-                     f"{'-' if window is None else _seconds(window)} | "
+                     f"{'-' if window is None else human_seconds(window)} | "
                      f"{_share(c.get('ownCpuFraction'))} | "
                      f"{_share(c.get('foreignCpuFraction'))} |")
     return lines
@@ -201,7 +194,8 @@ def _scaling(report: dict[str, Any], labels: list[str]) -> list[str]:
             cells = [workload["floor"]["median"]] + [
                 by_label[label].get("median") if label in by_label else None for label in labels]
             lines.append(f"| {name} | {_size(workload['bytes'])} | " + " | ".join(
-                f"{_seconds(c)} ({_seconds(c / mib)})" if c is not None else "-" for c in cells
+                f"{human_seconds(c)} ({human_seconds(c / mib)})" if c is not None else "-"
+                for c in cells
             ) + " |")
     return lines
 
@@ -218,7 +212,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         floor = workload["floor"]
         lines.append(
             f"| {workload['key']}: {workload['title']} | {workload['unit']} | "
-            f"{_input(workload)} | {_seconds(floor['median'])} ({floor['title']}) | "
+            f"{_input(workload)} | {human_seconds(floor['median'])} ({floor['title']}) | "
             + " | ".join(cells) + " |"
         )
     lines += _scaling(report, labels)

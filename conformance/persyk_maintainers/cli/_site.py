@@ -54,7 +54,7 @@ def _case_texts(ids: set[str], fixtures: Path | None, profile: str) -> dict[str,
         canaries = harness_cases(sandbox.private / "harness") if chosen.harness else []
         for case in [p.case for p in canaries] + load_cases(fixtures, chosen):
             if case.id in ids:
-                texts[case.id] = render_case(case)
+                texts[case.id] = _without_machine_path(render_case(case), case.directory)
     except CaseError as exc:
         raise UsageProblem(f"the fixtures cannot be loaded: {exc}", command="site") from None
     finally:
@@ -65,9 +65,16 @@ def _case_texts(ids: set[str], fixtures: Path | None, profile: str) -> dict[str,
     return texts
 
 
-def _slugs(reports: list[Path], given: list[str]) -> list[str]:
+def _without_machine_path(text: str, directory: object) -> str:
+    """``show``'s text with the case's folder named from its kind on (``scenario/S-001-...``):
+    a published page says nothing of the machine that built it (its checkout, its venv)."""
+    return text.replace(str(directory), "/".join(Path(str(directory)).parts[-2:]))
+
+
+def _slugs(reports: list[Path], given: list[str]) -> tuple[list[str], set[int]]:
     """Each report's slug, in the order of ``reports``: its ``--slug NAME=REPORT`` (REPORT as
-    given, or the same file), else its file's stem."""
+    given, or the same file), else its file's stem; and the indexes of the reports a
+    ``--slug`` named (those may share a slug: the runs of one implementation)."""
     from ..site._model import default_slug
 
     chosen = [default_slug(path.name) for path in reports]
@@ -86,7 +93,7 @@ def _slugs(reports: list[Path], given: list[str]) -> list[str]:
                                    command="site")
             named.add(index)
             chosen[index] = name
-    return chosen
+    return chosen, named
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -99,11 +106,16 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def cmd_site(args: argparse.Namespace) -> Verdict:
+    from persyk_contract import rule_texts
+
     from ..site._model import SiteError, build_model
 
     began = time.perf_counter()
+    slugs, named = _slugs(args.reports, args.slug or [])
+    texts_of_rules = {rule.id: (rule.section, rule.text) for rule in rule_texts().values()}
     try:
-        model = build_model(_reports(args.reports), _slugs(args.reports, args.slug or []))
+        model = build_model(_reports(args.reports), slugs, runs_of=named,
+                            rule_texts=texts_of_rules)
     except SiteError as exc:
         raise UsageProblem(str(exc), command="site") from None
     try:
@@ -169,8 +181,10 @@ def register(sub: SubParsers, command: Command) -> None:
     parser.add_argument("--slug", action="append", metavar="NAME=REPORT",
                         help="the implementation's name in the site's files and URLs "
                              "(badges/NAME.json, cases.html#impl=NAME), one option per report; "
-                             "default: the report file's stem. Two reports with one slug are "
-                             "refused (exit 2)")
+                             "default: the report file's stem. Reports given one NAME each by "
+                             "--slug are the runs of one implementation (its history, the "
+                             "latest started_at shown); any other two reports with one slug "
+                             "are refused (exit 2)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="the site's folder (made if missing)")
     parser.add_argument("--bench", type=Path, metavar="BENCH.json",

@@ -6,8 +6,11 @@ Layout of ``--out DIR`` (every link relative, so the folder works from ``file://
 implementations), ``cases.html`` (every case, filterable by area, level, outcome and
 implementation: ``cases.html#impl=SLUG&area=REC&verdict=fail`` is a link to exactly those),
 ``case/ID.html`` (a case: its rules, inputs as ``show`` prints them, each implementation's
-answer), ``disagreements.html``, ``badges/SLUG.svg`` and ``badges/SLUG.json`` (a shields.io
-endpoint), and with ``--bench``/``--diff`` ``bench.html``/``diff.html``.
+answer), ``impl/SLUG.html`` (an implementation: what it declared, its failures by rule),
+``history/SLUG.html`` (its runs: passes per run, what changed since the last), ``rules.html``
+(each rule's statement, its id the anchor every rule link points at), ``disagreements.html``,
+``badges/SLUG.svg`` and ``badges/SLUG.json`` (a shields.io endpoint), and with
+``--bench``/``--diff`` ``bench.html``/``diff.html``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from persyk_conformance._escape import for_html
+from persyk_conformance._units import human_seconds
 
 from ._model import Implementation, SiteModel, badge
 
@@ -46,11 +50,13 @@ def _environment() -> Any:
         # Every value a template prints, escaped or not yet, goes through for_html.
         return markupsafe.Markup(for_html(value)) if isinstance(value, str) else value
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("persyk_maintainers.site", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, finalize=finalize,
         trim_blocks=True, lstrip_blocks=True,
     )
+    env.filters["seconds"] = human_seconds
+    return env
 
 
 def _badge_svg(data: Mapping[str, Any]) -> str:
@@ -78,24 +84,34 @@ def write_site(inputs: SiteInputs, out: Path) -> list[Path]:
     model = inputs.model
     out.mkdir(parents=True, exist_ok=True)
     (out / "case").mkdir(exist_ok=True)
-    (out / "badges").mkdir(exist_ok=True)
+    for folder in ("badges", "impl", "history"):
+        (out / folder).mkdir(exist_ok=True)
     written: list[Path] = []
 
     def page(name: str, template: str, **values: Any) -> None:
         target = out / name
         depth = name.count("/")
         text = env.get_template(template).render(
-            model=model, root="../" * depth, has_bench=inputs.bench is not None,
+            model=model, root="../" * depth, rule_of=rule_of, has_bench=inputs.bench is not None,
             has_diff=inputs.diff is not None, **values)
         target.write_text(text, "utf-8")
         written.append(target)
 
     badges = {impl.slug: badge(model, impl) for impl in model.implementations}
+    rule_of = {rule.id: rule for rule in model.rules}
     page("index.html", "index.html", badges=badges, title="Implementations")
     page("matrix.html", "matrix.html", rows=model.matrix(), title="Areas")
     page("cases.html", "cases.html", title="Cases")
     page("disagreements.html", "disagreements.html", groups=model.disagreements(),
          title="Disagreements")
+    page("rules.html", "rules.html", title="Rules")
+    for impl in model.implementations:
+        runs = model.runs(impl)
+        page(f"impl/{impl.slug}.html", "impl.html", impl=impl, badge=badges[impl.slug],
+             runs=runs, levels=model.by_level(impl), failures=model.failures_by_rule(impl),
+             title=impl.shown)
+        page(f"history/{impl.slug}.html", "history.html", impl=impl, runs=runs,
+             changes=model.changes(impl), title=f"History of {impl.shown}")
     for case in model.cases:
         answers: list[tuple[Implementation, Any]] = [
             (impl, impl.answers.get(case.id)) for impl in model.implementations]

@@ -184,7 +184,7 @@ def test_the_verdict_judges_the_load_sampled_before_the_run_not_during_it(
     markdown = render_markdown(report)
     assert "load average 0.2 before the run (the verdict's)" in markdown
     # The timed interval is bounded by two consecutive samples: 1,000 ticks apart.
-    assert "| retry-100 | 5.0 | 5.0 | 0.0% | 10.00 s | 0.0% | 0.0% |" in markdown
+    assert "| retry-100 | 5.0 | 5.0 | 0.0% | 10 s | 0.0% | 0.0% |" in markdown
 
 
 def test_a_run_that_was_loaded_before_it_started_is_not_publishable(

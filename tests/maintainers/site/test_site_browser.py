@@ -80,6 +80,29 @@ def test_a_filter_in_the_url_narrows_the_table_to_the_cases_it_names(site: Path)
     assert '<output id="shown">3 case(s)</output>' in everything
 
 
+def test_a_search_in_the_url_keeps_the_cases_whose_id_rule_or_title_match(site: Path) -> None:
+    dom, log = _open((site / "cases.html").as_uri() + "#q=r-00")
+    _no_console_error(log)
+    shown = [row for row in re.findall(r"<tr data-level=[^>]*>.*?</tr>", dom, re.S)
+             if "hidden" not in row.split(">", 1)[0]]
+    assert sorted(re.findall(r'href="case/([^"]+)\.html"', "".join(shown))) == [
+        "R-001", "R-002"]
+    assert 'name="q"' in dom and '<output id="shown">2 case(s)</output>' in dom
+    unmatched, _ = _open((site / "cases.html").as_uri() + "#q=REC-2%20other")
+    assert '<output id="shown">0 case(s)</output>' in unmatched  # every word must match
+    by_rule, _ = _open((site / "cases.html").as_uri() + "#q=REC-2")
+    assert '<output id="shown">2 case(s)</output>' in by_rule
+
+
+def test_an_implementation_page_and_its_history_open_without_error(site: Path) -> None:
+    page, log = _open((site / "impl" / "other.html").as_uri())
+    _no_console_error(log)
+    assert "Failures by rule" in page and 'href="../case/R-002.html"' in page
+    history, log = _open((site / "history" / "other.html").as_uri())
+    _no_console_error(log)
+    assert "One run only" in history and "<svg" in history
+
+
 def test_a_case_page_opens_with_the_answer_shown(site: Path) -> None:
     dom, log = _open((site / "case" / "R-002.html").as_uri())
     _no_console_error(log)
