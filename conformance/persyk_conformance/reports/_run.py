@@ -397,13 +397,69 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
     return "\n".join(lines) + "\n"
 
 
+# GitHub's limit of one step summary is 1 MiB; a report that would pass this is cut, and says
+# so where it is cut. The margin leaves room for what a CI step appends around it.
+MARKDOWN_LIMIT = 1024 * 1024 - 128 * 1024
+
+
+class _Summary:
+    """Markdown lines within MARKDOWN_LIMIT bytes: past it every further line is dropped, the
+    cases its rows held counted, and the cut said where it happened (after closing any open
+    ``<details>``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.lines: list[str] = []
+        self.limit = limit - 2048  # room for the cut's own lines
+        self.size = 0
+        self.open_details = 0
+        self.dropped: set[str] = set()
+        self.cut = False
+
+    def add(self, *lines: str, ids: Iterable[str] = ()) -> None:
+        size = sum(len(line.encode("utf-8")) + 1 for line in lines)
+        if self.cut or self.size + size > self.limit:
+            self.cut = True
+            self.dropped.update(ids)
+            return
+        self.lines.extend(lines)
+        self.size += size
+        self.open_details += sum(line.startswith("<details>") for line in lines)
+        self.open_details -= sum(line == "</details>" for line in lines)
+
+    def text(self) -> str:
+        lines = list(self.lines)
+        if self.cut:
+            lines += ["", "</details>"] * self.open_details
+            lines += ["", f"**The report is cut here: {plural(len(self.dropped), 'more case')} "
+                      "would pass GitHub's step-summary limit of 1 MiB. The JSON report "
+                      "(`--report FILE`) holds every case.**"]
+        return "\n".join(lines) + "\n"
+
+
+def _details(summary: _Summary, heading: str, opening: str, header: str,
+             rows: list[tuple[str, list[str]]], escape_ids: bool = False) -> None:
+    """A folded section: its heading, then a ``<details>`` holding a row per group with
+    every id (GitHub renders Markdown inside ``<details>`` after a blank line)."""
+    total = sum(len(ids) for _, ids in rows)
+    summary.add("", f"### {heading}", "", f"<details><summary>{plural(total, 'case')}, "
+                f"{opening}</summary>", "", header, "|---:|---|---|")
+    for why, ids in rows:
+        summary.add(f"| {len(ids)} | {for_markdown(why)} | {', '.join(ids)} |", ids=ids)
+    summary.add("", "</details>")
+
+
 def render_markdown(record: RunRecord) -> str:
+    """The run for a CI step summary: the verdict, the area table, each failing case with
+    everything to act on it, then, folded in ``<details>``, every expected failure with its
+    reason and every unsupported and unverified case, all within GitHub's 1 MiB (a report
+    that would pass it is cut, and says so where)."""
     verdict = record.verdict.lower()
     if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
     icon = "✅" if record.passed else "⚪" if record.incomplete else "❌"
     incomplete = _incomplete_line(record)
-    lines = [
+    summary = _Summary(MARKDOWN_LIMIT)
+    summary.add(
         f"## {icon} Persyk conformance: {_impl_name(record, for_markdown)} {verdict}",
         "",
         f"Suite {for_markdown(record.suite_version)}, profile {record.profile}, contract "
@@ -416,45 +472,44 @@ def render_markdown(record: RunRecord) -> str:
         *([f"**{for_markdown(incomplete)}**", ""] if incomplete is not None else []),
         "| area | cases | passed | failed | xfail | unsupported/skipped | unverified |",
         "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in area_summary(record.results):
-        lines.append(
-            f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
-            f"| {row.expected} | {row.unsupported} | {row.unverified} |"
-        )
-    lines.append("")
-    lines.append(AREAS_NOTE)
-    unsupported = unsupported_summary(record)
-    if unsupported:
-        lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
-        lines += [
-            f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unsupported
-        ]
-    unverified = unverified_summary(record)
-    if unverified:
-        lines += ["", "### Unverified (not run on this machine)", "", "| cases | why | ids |",
-                  "|---:|---|---|"]
-        lines += [
-            f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unverified
-        ]
+        *(f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
+          f"| {row.expected} | {row.unsupported} | {row.unverified} |"
+          for row in area_summary(record.results)),
+        "",
+        AREAS_NOTE,
+    )
     not_run = _not_run(record)
     if not_run.ids:
-        lines += ["", f"**{len(not_run.ids)} case(s) {for_markdown(not_run.reason)}**"]
-    explored = [r for r in record.results if r.explored is not None]
-    if explored:
-        # What each crash check proved, passed or not.
-        lines += ["", "### Kill moments explored", "", "| check | outcome | explored |",
-                  "|---|---|---|"]
-        lines += [f"| `{r.id}` | {r.outcome} | {for_markdown(r.explored or '')} |"
-                  for r in explored]
+        summary.add("", f"**{len(not_run.ids)} case(s) {for_markdown(not_run.reason)}:** "
+                    f"{', '.join(not_run.ids)}", ids=not_run.ids)
     problems = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
     if problems:
-        lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
+        summary.add("", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|")
         for r in problems:
             # Every line: rules, folder, the step, each mismatch, what the step expected.
             why = "<br>".join(failure_lines(r, record.profile, for_markdown))
-            lines.append(f"| `{r.id}` | {r.outcome} | {for_markdown(r.title)} | {why} |")
-    return "\n".join(lines) + "\n"
+            summary.add(f"| `{r.id}` | {r.outcome} | {for_markdown(r.title)} | {why} |",
+                        ids=[r.id])
+    explored = [r for r in record.results if r.explored is not None]
+    if explored:
+        # What each crash check proved, passed or not.
+        summary.add("", "### Kill moments explored", "", "| check | outcome | explored |",
+                    "|---|---|---|")
+        for r in explored:
+            summary.add(f"| `{r.id}` | {r.outcome} | {for_markdown(r.explored or '')} |",
+                        ids=[r.id])
+    unverified = unverified_summary(record)
+    if unverified:
+        _details(summary, "Unverified (not run on this machine)", "by what this machine lacks",
+                 "| cases | why | ids |", unverified)
+    expected = expected_failure_summary(record)
+    if expected:
+        _details(summary, "Expected failures", "each with the reason its entry gives",
+                 "| cases | reason | ids |", expected)
+    unsupported = unsupported_summary(record)
+    if unsupported:
+        _details(summary, "Unsupported", "by why", "| cases | why | ids |", unsupported)
+    return summary.text()
 
 
 def render_junit(record: RunRecord) -> str:
