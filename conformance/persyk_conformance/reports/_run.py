@@ -437,7 +437,7 @@ class _Summary:
 
 
 def _details(summary: _Summary, heading: str, opening: str, header: str,
-             rows: list[tuple[str, list[str]]], escape_ids: bool = False) -> None:
+             rows: list[tuple[str, list[str]]]) -> None:
     """A folded section: its heading, then a ``<details>`` holding a row per group with
     every id (GitHub renders Markdown inside ``<details>`` after a blank line)."""
     total = sum(len(ids) for _, ids in rows)

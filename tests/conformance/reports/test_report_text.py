@@ -6,6 +6,7 @@ under ``-q``, an XPASS that says what to do, and a ``show`` hint with the run's 
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -224,3 +225,7 @@ def test_the_node_examples_first_run_fits_one_screen() -> None:
     assert len(lines) <= 60, proc.stdout
     assert lines[1].startswith("FAILED:") and lines[-1] == lines[1]
     assert "FAILING     " in proc.stdout and "(-v shows each case in full)" in proc.stdout
+    documented = re.search(r"cases, prints (\d+) lines",
+                           (ROOT / "docs/implementers/implementers.md").read_text("utf-8"))
+    assert documented is not None and int(documented[1]) == len(lines), (
+        "docs/implementers/implementers.md states another line count for this run")
