@@ -22,6 +22,7 @@ from ..cases._explain import rule_details, rule_line
 from ..cases._load import default_root
 from ..run._outcomes import FAILING, INCOMPLETE, CaseResult, Outcome, RunRecord
 from ._groups import failure_kinds, shown_rule_groups
+from ._markdown_budget import MARKDOWN_LIMIT, BoundedMarkdown
 
 __all__ = [
     "REPORT_FORMAT",
@@ -397,46 +398,7 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
     return "\n".join(lines) + "\n"
 
 
-# GitHub's limit of one step summary is 1 MiB; a report that would pass this is cut, and says
-# so where it is cut. The margin leaves room for what a CI step appends around it.
-MARKDOWN_LIMIT = 1024 * 1024 - 128 * 1024
-
-
-class _Summary:
-    """Markdown lines within MARKDOWN_LIMIT bytes: past it every further line is dropped, the
-    cases its rows held counted, and the cut said where it happened (after closing any open
-    ``<details>``)."""
-
-    def __init__(self, limit: int) -> None:
-        self.lines: list[str] = []
-        self.limit = limit - 2048  # room for the cut's own lines
-        self.size = 0
-        self.open_details = 0
-        self.dropped: set[str] = set()
-        self.cut = False
-
-    def add(self, *lines: str, ids: Iterable[str] = ()) -> None:
-        size = sum(len(line.encode("utf-8")) + 1 for line in lines)
-        if self.cut or self.size + size > self.limit:
-            self.cut = True
-            self.dropped.update(ids)
-            return
-        self.lines.extend(lines)
-        self.size += size
-        self.open_details += sum(line.startswith("<details>") for line in lines)
-        self.open_details -= sum(line == "</details>" for line in lines)
-
-    def text(self) -> str:
-        lines = list(self.lines)
-        if self.cut:
-            lines += ["", "</details>"] * self.open_details
-            lines += ["", f"**The report is cut here: {plural(len(self.dropped), 'more case')} "
-                      "would pass GitHub's step-summary limit of 1 MiB. The JSON report "
-                      "(`--report FILE`) holds every case.**"]
-        return "\n".join(lines) + "\n"
-
-
-def _details(summary: _Summary, heading: str, opening: str, header: str,
+def _details(summary: BoundedMarkdown, heading: str, opening: str, header: str,
              rows: list[tuple[str, list[str]]]) -> None:
     """A folded section: its heading, then a ``<details>`` holding a row per group with
     every id (GitHub renders Markdown inside ``<details>`` after a blank line)."""
@@ -448,17 +410,17 @@ def _details(summary: _Summary, heading: str, opening: str, header: str,
     summary.add("", "</details>")
 
 
-def render_markdown(record: RunRecord) -> str:
+def render_markdown(record: RunRecord, *, limit: int = MARKDOWN_LIMIT) -> str:
     """The run for a CI step summary: the verdict, the area table, each failing case with
     everything to act on it, then, folded in ``<details>``, every expected failure with its
-    reason and every unsupported and unverified case, all within GitHub's 1 MiB (a report
-    that would pass it is cut, and says so where)."""
+    reason and every unsupported and unverified case, all within ``limit`` bytes (GitHub's
+    1 MiB less a margin; a report that would exceed it is cut, and says so where)."""
     verdict = record.verdict.lower()
     if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
     icon = "✅" if record.passed else "⚪" if record.incomplete else "❌"
     incomplete = _incomplete_line(record)
-    summary = _Summary(MARKDOWN_LIMIT)
+    summary = BoundedMarkdown(limit)
     summary.add(
         f"## {icon} Persyk conformance: {_impl_name(record, for_markdown)} {verdict}",
         "",

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from persyk_conformance.reports import _run
+from persyk_conformance.reports._markdown_budget import MARKDOWN_LIMIT
 from persyk_conformance.reports._run import render_markdown
 from persyk_conformance.run._outcomes import CaseResult, Outcome, RunRecord
 
@@ -54,16 +53,13 @@ def test_every_unsupported_and_unverified_case_is_listed_in_details() -> None:
     assert "| 1 | no strace on this machine | R-500 |" in unverified
 
 
-def test_a_report_past_the_step_summary_limit_is_cut_and_says_so_with_a_count(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(_run, "MARKDOWN_LIMIT", 40_000)
+def test_a_report_past_the_step_summary_limit_is_cut_and_says_so_with_a_count() -> None:
     results = [*(_case(n, Outcome.FAIL, mismatch="x" * 400) for n in range(1, 201)),
                *(_case(n, Outcome.XFAIL, expected_failure="known") for n in range(201, 301))]
-    markdown = render_markdown(_record(*results))
+    markdown = render_markdown(_record(*results), limit=40_000)
     assert len(markdown.encode("utf-8")) <= 40_000
     shown = {row.split("`")[1] for row in markdown.splitlines() if row.startswith("| `R-")}
-    cut = re.search(r"\*\*The report is cut here: (\d+) more cases would pass GitHub's "
+    cut = re.search(r"\*\*The report is cut here: (\d+) more cases would exceed GitHub's "
                     r"step-summary limit of 1 MiB\. The JSON report \(`--report FILE`\) holds "
                     r"every case\.\*\*", markdown)
     assert cut is not None and 0 < len(shown) < 200
@@ -74,5 +70,5 @@ def test_a_report_past_the_step_summary_limit_is_cut_and_says_so_with_a_count(
 def test_the_node_sized_report_is_far_within_the_limit() -> None:
     results = [_case(n, Outcome.FAIL, mismatch="/errors: expected an array of 1 item(s)")
                for n in range(1, 600)]
-    assert len(render_markdown(_record(*results)).encode("utf-8")) < _run.MARKDOWN_LIMIT
+    assert len(render_markdown(_record(*results)).encode("utf-8")) < MARKDOWN_LIMIT
     assert "cut here" not in render_markdown(_record(*results))
