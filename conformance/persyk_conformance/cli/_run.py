@@ -530,10 +530,12 @@ def _report_options(run: argparse.ArgumentParser) -> None:
                           "run is INCOMPLETE (exit 5). Every report says they were accepted")
     loudness = run.add_mutually_exclusive_group()
     loudness.add_argument("-v", "--verbose", action="store_true",
-                          help="text format: list passes and each unsupported case too")
+                          help="text format: every case on its own line, each failing one as a "
+                               "block (not grouped by error kind), passes and unsupported "
+                               "cases too")
     loudness.add_argument("-q", "--quiet", action="store_true",
-                          help="text format: the verdict and one line per failing case (no "
-                               "blocks, no tables)")
+                          help="text format: the verdict, one line per failing case, the "
+                               "verdict again (no blocks, no tables)")
 
 
 def _add_harness_options(run: argparse.ArgumentParser) -> None:

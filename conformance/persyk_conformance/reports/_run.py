@@ -21,6 +21,8 @@ from .._profiles import PROFILES
 from ..cases._explain import rule_details, rule_line
 from ..cases._load import default_root
 from ..run._outcomes import FAILING, INCOMPLETE, CaseResult, Outcome, RunRecord
+from ._groups import failure_kinds, shown_rule_groups
+from ._markdown_budget import MARKDOWN_LIMIT, BoundedMarkdown
 
 __all__ = [
     "REPORT_FORMAT",
@@ -300,11 +302,58 @@ def _area_table(record: RunRecord) -> list[str]:
     return [*lines, AREAS_NOTE]
 
 
+# A run with more failing cases than this shows them grouped by error kind and rule, not as a
+# block each (-v always shows the blocks): a first run fits one screen.
+BLOCKS_SHOWN = 5
+FAILURE_LINES = 18  # lines of the grouped failures, headings included, about
+KIND_WIDTH = 240  # characters of an error kind shown (before escaping)
+
+
+def _failure_block(result: CaseResult, profile: str) -> list[str]:
+    lines = ["    " + part for part in failure_lines(result, profile)]
+    if result.stderr:
+        tail = result.stderr.strip().split("\n")[-5:]
+        lines.append("    adapter stderr (tail):")
+        lines.extend("      " + for_terminal(part) for part in tail)
+    return lines
+
+
+def _case_line(result: CaseResult) -> str:
+    return f"{str(result.outcome).upper():<11} {result.id}  {for_terminal(result.title)}"
+
+
+def _grouped_failures(failing: list[CaseResult]) -> list[str]:
+    """The failing cases by error kind (each said once, with its count), then by first rule
+    with the first few ids; what does not fit is counted."""
+    kinds = failure_kinds(failing)
+    shown = shown_rule_groups(kinds, FAILURE_LINES)
+    lines = [f"FAILING     {plural(len(failing), 'case')}, by error kind and first rule "
+             "(-v shows each case in full):"]
+    for kind, count in zip(kinds, shown, strict=True):
+        if not count:
+            break
+        text = kind.kind if len(kind.kind) <= KIND_WIDTH else kind.kind[:KIND_WIDTH] + "..."
+        lines.append(f"  {for_terminal(text)} ({plural(kind.count, 'case')})")
+        lines += [f"    {len(group.ids):>4}  {for_terminal(group.rule):<8} "
+                  f"{_id_list(list(group.ids), 5)}" for group in kind.rules[:count]]
+        rest = kind.rules[count:]
+        if rest:
+            lines.append(f"          ... {plural(sum(len(g.ids) for g in rest), 'case')} more, "
+                         f"under {plural(len(rest), 'other rule')}")
+    hidden = [kind for kind, count in zip(kinds, shown, strict=True) if not count]
+    if hidden:
+        lines.append(f"  ... {plural(sum(k.count for k in hidden), 'case')} more, of "
+                     f"{plural(len(hidden), 'other error kind')} (-v lists each case)")
+    lines.append("  persyk-conformance show ID shows a case's files, rules and expectations")
+    return lines
+
+
 def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False) -> str:
-    """The run for a terminal or a CI log, verdict first (and again last, after the tables).
-    Default: each failing case as a block, expected failures and unsupported cases counted by
-    reason. ``quiet``: one line per failing case, no tables. ``verbose``: every case, passes,
-    expected failures and unsupported ones each on its own."""
+    """The run for a terminal or a CI log, verdict first and again last. Default: a few
+    failing cases each as a block, more of them grouped by error kind and first rule (each
+    kind said once, with its count); expected failures and unsupported cases counted by
+    reason; the area table. ``quiet``: one line per failing case, no tables. ``verbose``:
+    every case, passes, expected failures and unsupported ones each on its own."""
     lines = [
         f"persyk-conformance {for_terminal(record.suite_version)} (profile {record.profile}, "
         f"contract {profile_contract_version(record.profile)}, protocol {record.protocol}) against "
@@ -313,23 +362,22 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
         "",
     ]
     not_run = _not_run(record)
+    failing = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
+    grouped = not verbose and not quiet and len(failing) > BLOCKS_SHOWN
+    if grouped:
+        lines += _grouped_failures(failing)
     for result in record.results:
-        if result.id in not_run.ids:
+        if result.id in not_run.ids or grouped:
             continue
         shown = (result.outcome in FAILING or verbose) and not (
             quiet and result.outcome not in FAILING)
         if not shown:
             continue
-        lines.append(f"{str(result.outcome).upper():<11} {result.id}  "
-                     f"{for_terminal(result.title)}")
+        lines.append(_case_line(result))
         if quiet or (result.outcome is Outcome.PASS and not result.explored):
             continue
         if result.outcome in FAILING:
-            lines.extend("    " + part for part in failure_lines(result, record.profile))
-            if result.stderr:
-                tail = result.stderr.strip().split("\n")[-5:]
-                lines.append("    adapter stderr (tail):")
-                lines.extend("      " + for_terminal(part) for part in tail)
+            lines += _failure_block(result, record.profile)
         else:
             lines.extend("    " + part for part in result.describe(for_terminal).split("\n")
                          if part.strip())
@@ -338,30 +386,42 @@ def render_text(record: RunRecord, *, verbose: bool = False, quiet: bool = False
                      f"{for_terminal(not_run.reason)}")
         if not quiet:
             lines.append(f"    {_id_list(list(not_run.ids))}")
-    incomplete = _incomplete_line(record)
-    if quiet:
-        if record.aborted is not None:
-            lines.append(f"{STOPPED_EARLY}: {for_terminal(record.aborted)}")
-        if incomplete is not None:
-            lines.append(incomplete)
-        return "\n".join(lines) + "\n"
-    lines += _folded(record) if not verbose else _unverified_lines(record)
-    lines += ["", *_area_table(record), ""]
+    if not quiet:
+        lines += _folded(record) if not verbose else _unverified_lines(record)
+        lines += ["", *_area_table(record), ""]
     if record.aborted is not None:
         lines.append(f"{STOPPED_EARLY}: {for_terminal(record.aborted)}")
+    incomplete = _incomplete_line(record)
     if incomplete is not None:
         lines.append(incomplete)
     lines.append(_verdict_line(record))
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(record: RunRecord) -> str:
+def _details(summary: BoundedMarkdown, heading: str, opening: str, header: str,
+             rows: list[tuple[str, list[str]]]) -> None:
+    """A folded section: its heading, then a ``<details>`` holding a row per group with
+    every id (GitHub renders Markdown inside ``<details>`` after a blank line)."""
+    total = sum(len(ids) for _, ids in rows)
+    summary.add("", f"### {heading}", "", f"<details><summary>{plural(total, 'case')}, "
+                f"{opening}</summary>", "", header, "|---:|---|---|")
+    for why, ids in rows:
+        summary.add(f"| {len(ids)} | {for_markdown(why)} | {', '.join(ids)} |", ids=ids)
+    summary.add("", "</details>")
+
+
+def render_markdown(record: RunRecord, *, limit: int = MARKDOWN_LIMIT) -> str:
+    """The run for a CI step summary: the verdict, the area table, each failing case with
+    everything to act on it, then, folded in ``<details>``, every expected failure with its
+    reason and every unsupported and unverified case, all within ``limit`` bytes (GitHub's
+    1 MiB less a margin; a report that would exceed it is cut, and says so where)."""
     verdict = record.verdict.lower()
     if not record.tested and not record.incomplete:
         verdict += f" ({NOTHING_TESTED})"
     icon = "✅" if record.passed else "⚪" if record.incomplete else "❌"
     incomplete = _incomplete_line(record)
-    lines = [
+    summary = BoundedMarkdown(limit)
+    summary.add(
         f"## {icon} Persyk conformance: {_impl_name(record, for_markdown)} {verdict}",
         "",
         f"Suite {for_markdown(record.suite_version)}, profile {record.profile}, contract "
@@ -374,45 +434,44 @@ def render_markdown(record: RunRecord) -> str:
         *([f"**{for_markdown(incomplete)}**", ""] if incomplete is not None else []),
         "| area | cases | passed | failed | xfail | unsupported/skipped | unverified |",
         "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in area_summary(record.results):
-        lines.append(
-            f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
-            f"| {row.expected} | {row.unsupported} | {row.unverified} |"
-        )
-    lines.append("")
-    lines.append(AREAS_NOTE)
-    unsupported = unsupported_summary(record)
-    if unsupported:
-        lines += ["", "### Unsupported", "", "| cases | why | ids |", "|---:|---|---|"]
-        lines += [
-            f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unsupported
-        ]
-    unverified = unverified_summary(record)
-    if unverified:
-        lines += ["", "### Unverified (not run on this machine)", "", "| cases | why | ids |",
-                  "|---:|---|---|"]
-        lines += [
-            f"| {len(ids)} | {for_markdown(why)} | {_id_list(ids)} |" for why, ids in unverified
-        ]
+        *(f"| {for_markdown(row.area)} | {row.cases} | {row.passed} | {row.failed} "
+          f"| {row.expected} | {row.unsupported} | {row.unverified} |"
+          for row in area_summary(record.results)),
+        "",
+        AREAS_NOTE,
+    )
     not_run = _not_run(record)
     if not_run.ids:
-        lines += ["", f"**{len(not_run.ids)} case(s) {for_markdown(not_run.reason)}**"]
-    explored = [r for r in record.results if r.explored is not None]
-    if explored:
-        # What each crash check proved, passed or not.
-        lines += ["", "### Kill moments explored", "", "| check | outcome | explored |",
-                  "|---|---|---|"]
-        lines += [f"| `{r.id}` | {r.outcome} | {for_markdown(r.explored or '')} |"
-                  for r in explored]
+        summary.add("", f"**{len(not_run.ids)} case(s) {for_markdown(not_run.reason)}:** "
+                    f"{', '.join(not_run.ids)}", ids=not_run.ids)
     problems = [r for r in record.results if r.outcome in FAILING and r.id not in not_run.ids]
     if problems:
-        lines += ["", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|"]
+        summary.add("", "### Failures", "", "| case | outcome | title | why |", "|---|---|---|---|")
         for r in problems:
             # Every line: rules, folder, the step, each mismatch, what the step expected.
             why = "<br>".join(failure_lines(r, record.profile, for_markdown))
-            lines.append(f"| `{r.id}` | {r.outcome} | {for_markdown(r.title)} | {why} |")
-    return "\n".join(lines) + "\n"
+            summary.add(f"| `{r.id}` | {r.outcome} | {for_markdown(r.title)} | {why} |",
+                        ids=[r.id])
+    explored = [r for r in record.results if r.explored is not None]
+    if explored:
+        # What each crash check proved, passed or not.
+        summary.add("", "### Kill moments explored", "", "| check | outcome | explored |",
+                    "|---|---|---|")
+        for r in explored:
+            summary.add(f"| `{r.id}` | {r.outcome} | {for_markdown(r.explored or '')} |",
+                        ids=[r.id])
+    unverified = unverified_summary(record)
+    if unverified:
+        _details(summary, "Unverified (not run on this machine)", "by what this machine lacks",
+                 "| cases | why | ids |", unverified)
+    expected = expected_failure_summary(record)
+    if expected:
+        _details(summary, "Expected failures", "each with the reason its entry gives",
+                 "| cases | reason | ids |", expected)
+    unsupported = unsupported_summary(record)
+    if unsupported:
+        _details(summary, "Unsupported", "by why", "| cases | why | ids |", unsupported)
+    return summary.text()
 
 
 def render_junit(record: RunRecord) -> str:

@@ -1,14 +1,17 @@
 """The text report fits one screen and every hint in it runs as printed: the verdict
-first and last, expected failures folded by reason like unsupported cases, one line per failing
-case under ``-q``, an XPASS that says what to do, and a ``show`` hint with the run's own
-``--fixtures`` and profile."""
+first and last, many failing cases grouped by error kind (each said once, with its count) and
+rule, expected failures folded by reason like unsupported cases, one line per failing case
+under ``-q``, an XPASS that says what to do, and a ``show`` hint with the run's own
+``--fixtures`` and profile. The Node example's first run fits 60 lines."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,12 +24,14 @@ ROOT = CHECKOUT
 
 
 def _case(number: int, outcome: Outcome, *, reason: str | None = None,
-          folder: str | None = None) -> CaseResult:
+          folder: str | None = None, rule: str = "REC-5",
+          why: str = "the result does not match",
+          mismatch: str = "/valid: expected false, got true") -> CaseResult:
     return CaseResult(id=f"R-{number:03d}", title=f"case {number}", kind="rejection",
-                      rules=("REC-5",), requires=("read",), outcome=outcome, duration_ms=1.0,
-                      reason="the result does not match", step=1, op="validate",
-                      mismatches=("/valid: expected false, got true",),
-                      expected_failure=reason, level="MUST", folder=folder)
+                      rules=(rule, "REC-1"), requires=("read",), outcome=outcome,
+                      duration_ms=1.0, reason=why, step=1, op="validate",
+                      mismatches=(mismatch,), expected_failure=reason, level="MUST",
+                      folder=folder)
 
 
 def _record(*results: CaseResult) -> RunRecord:
@@ -61,12 +66,12 @@ def test_verbose_lists_every_expected_failure_with_its_reason() -> None:
     assert "expected failure: does not check RULE-11" in text
 
 
-def test_quiet_lists_each_failing_case_on_one_line_and_no_tables() -> None:
+def test_quiet_lists_each_failing_case_on_one_line_and_ends_with_the_verdict() -> None:
     record = _record(_case(1, Outcome.FAIL), _case(2, Outcome.CRASH), _case(3, Outcome.PASS),
                      *_xfails(reasons=2, per_reason=2))
     lines = render_text(record, quiet=True).splitlines()
-    assert lines[2:] == ["", "FAIL        R-001  case 1", "CRASH       R-002  case 2"]
-    assert lines[1].startswith("FAILED:")
+    assert lines[2:-1] == ["", "FAIL        R-001  case 1", "CRASH       R-002  case 2"]
+    assert lines[1].startswith("FAILED:") and lines[-1] == lines[1]
 
 
 def test_an_xpass_says_to_remove_the_entry_and_holds_no_blank_padding() -> None:
@@ -139,3 +144,88 @@ def _stderr_on_a_terminal(*args: str) -> str:
 def test_the_progress_line_shows_on_a_terminal_with_quiet_and_not_with_no_progress() -> None:
     assert "[2/2]" in _stderr_on_a_terminal("-q")
     assert "[2/2]" not in _stderr_on_a_terminal("-q", "--no-progress")
+
+
+# --- many failing cases: grouped by error kind and rule ----------------------------------------
+
+PROTOCOL = 'protocol violation: /: "truncated" is a required property'
+
+
+def _failures(rules: int, per_rule: int, *, why: str = "the result does not match",
+              start: int = 1) -> list[CaseResult]:
+    return [_case(start + r * per_rule + i, Outcome.FAIL, rule=f"ENT-{r + 1}", why=why)
+            for r in range(rules) for i in range(per_rule)]
+
+
+def test_a_few_failing_cases_are_each_a_block() -> None:
+    text = render_text(_record(*_failures(rules=1, per_rule=5)))
+    assert text.count("look at it: persyk-conformance show R-") == 5
+    assert "FAILING" not in text
+
+
+def test_many_failing_cases_are_grouped_by_error_kind_then_first_rule() -> None:
+    results = [*_failures(rules=3, per_rule=4),
+               *_failures(rules=1, per_rule=2, why="the adapter lied", start=100)]
+    text = render_text(_record(*results))
+    assert "FAILING     14 cases, by error kind and first rule (-v shows each case in full):" \
+        in text
+    assert ("  FAIL: validate: the result does not match: /valid: expected false, got true "
+            "(12 cases)") in text
+    assert "       4  ENT-1    R-001, R-002, R-003, R-004\n" in text
+    assert "       4  ENT-3    R-009, R-010, R-011, R-012\n" in text
+    assert "  FAIL: validate: the adapter lied: /valid: expected false, got true (2 cases)" in text
+    assert "look at it:" not in text and "\nFAIL        R-" not in text
+
+
+def test_a_message_repeated_by_every_case_is_printed_once_with_its_count() -> None:
+    results = [replace(_case(n, Outcome.ERROR, rule=f"ENT-{n % 40}", why=PROTOCOL),
+                       mismatches=()) for n in range(1, 946)]
+    text = render_text(_record(*results))
+    assert text.count('"truncated" is a required property') == 1
+    assert f"ERROR: validate: {PROTOCOL} (945 cases)" in text
+    assert len(text.splitlines()) <= 60
+
+
+def test_groups_past_the_budget_are_counted_not_listed() -> None:
+    results = [_case(n, Outcome.FAIL, rule=f"ENT-{n}", why=f"reason {n}")
+               for n in range(1, 41)]
+    text = render_text(_record(*results))
+    listed = [line for line in text.splitlines() if line.startswith("  FAIL: validate: reason")]
+    assert 3 <= len(listed) < 40
+    assert f"  ... {40 - len(listed)} cases more, of {40 - len(listed)} other error kinds " \
+        "(-v lists each case)" in text
+    assert len(text.splitlines()) <= 40
+
+
+def test_verbose_shows_every_failing_case_as_a_block() -> None:
+    text = render_text(_record(*_failures(rules=3, per_rule=4)), verbose=True)
+    assert text.count("look at it: persyk-conformance show R-") == 12
+    assert "FAILING" not in text
+
+
+def test_quiet_stays_one_line_per_failing_case_when_there_are_many() -> None:
+    lines = render_text(_record(*_failures(rules=3, per_rule=4)), quiet=True).splitlines()
+    assert len(lines) == 3 + 12 + 1 and lines[-1] == lines[1]
+
+
+@pytest.mark.slow
+def test_the_node_examples_first_run_fits_one_screen() -> None:
+    """The Node example without its expected-failures file: hundreds of failing cases, a few
+    error kinds, one screen, the verdict first and last."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs Node.js (node on PATH): install it to run the example adapter")
+    proc = subprocess.run(
+        [sys.executable, "-m", "persyk_conformance.cli", "run", "--impl",
+         f"{shlex.quote(node)} {shlex.quote(str(ROOT / 'examples/node-adapter/adapter.js'))}",
+         "--no-progress", "-j", "2"],
+        capture_output=True, text=True, timeout=600, check=False, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 60, proc.stdout
+    assert lines[1].startswith("FAILED:") and lines[-1] == lines[1]
+    assert "FAILING     " in proc.stdout and "(-v shows each case in full)" in proc.stdout
+    documented = re.search(r"cases, prints (\d+) lines",
+                           (ROOT / "docs/implementers/implementers.md").read_text("utf-8"))
+    assert documented is not None and int(documented[1]) == len(lines), (
+        "docs/implementers/implementers.md states another line count for this run")
