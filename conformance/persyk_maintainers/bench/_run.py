@@ -303,11 +303,11 @@ def _run_round(cell: _Cell, number: int, config: BenchConfig,
     for pair in range(config.pairs):
         show(f"{workload.key}: round {number}/{config.rounds}, pair {pair + 1}/{config.pairs}")
         order: list[_Series | None] = [None, *series]
-        for one in order if pair % 2 == 0 else reversed(order):
-            if one is None:
+        for side in order if pair % 2 == 0 else order[::-1]:
+            if side is None:
                 floor.append(workload.floor(cell.prepared, cell.floor_state))
             else:
-                _repetition(workload, one, config.timeout, record=True)
+                _repetition(workload, side, config.timeout, record=True)
     cell.intervals.append((start, sample()))
     cell.floor_rounds.append(floor)
 

@@ -126,6 +126,15 @@ stopped being ok), 6 (declined: a report is not publishable, so no figure is jud
 """
 
 
+def _schedule_options(bench: argparse.ArgumentParser) -> None:
+    bench.add_argument("--rounds", type=positive_int, default=5, metavar="N",
+                       help="rounds through every workload; each figure's interval comes from "
+                            "the spread between them (default: 5; 1 gives no interval)")
+    bench.add_argument("--pairs", type=positive_int, default=20, metavar="N",
+                       help="pairs of single runs (floor and implementation, alternating which "
+                            "goes first) per workload and round (default: 20)")
+
+
 def register(sub: SubParsers, command: Command) -> None:
     """Add ``bench`` (and its ``compare``) to the command line."""
     names = "\n".join(f"  {kind.name:<18} {kind.title}" for kind in WORKLOADS)
@@ -144,12 +153,7 @@ def register(sub: SubParsers, command: Command) -> None:
                             "built-in reference through its subprocess adapter")
     bench.add_argument("--scale", type=positive_number, default=1.0, metavar="F",
                        help="multiply every workload's size (1: the published sizes; 0.01: CI)")
-    bench.add_argument("--rounds", type=positive_int, default=5, metavar="N",
-                       help="rounds through every workload; each figure's interval comes from "
-                            "the spread between them (default: 5; 1 gives no interval)")
-    bench.add_argument("--pairs", type=positive_int, default=20, metavar="N",
-                       help="pairs of single runs (floor and implementation, alternating which "
-                            "goes first) per workload and round (default: 20)")
+    _schedule_options(bench)
     bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
                        help="deadline of one repetition of one workload (default: 600)")
     bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",
