@@ -218,7 +218,8 @@ def imprecise(workload: dict[str, Any]) -> list[str]:
         ratio = result.get("ratio") or {}
         half = ratio.get("halfWidth")
         if target is None or "least" not in ratio:
-            reasons.append(f"{where}: no interval was measured (a report without rounds)")
+            reasons.append(f"{where}: no figure (a floor that took no measurable time, or a "
+                           "report without rounds)")
         elif half is None:
             reasons.append(f"{where}: {ratio['least']:.2f}x from {ratio['rounds']} round, "
                            "no interval (at least 2 rounds)")

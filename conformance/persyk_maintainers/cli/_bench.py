@@ -17,14 +17,13 @@ from persyk_conformance.cli._report_files import write_report_files
 from persyk_conformance.cli._status import UsageProblem, Verdict
 
 from ..bench._plot import PlotUnavailable, plot_report
+from ..bench._quiet import FAILED
 from ..bench._report import compare, not_publishable, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
 
 __all__ = ["register"]
 
 _REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a bench report of every workload
-
-FAILED = ("invalid", "timeout", "error")
 
 
 def _sizes(text: str) -> tuple[float, ...]:
