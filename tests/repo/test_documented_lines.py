@@ -53,7 +53,7 @@ SKIPS: tuple[tuple[str, str], ...] = (
 # Lines that take minutes run as these twins (appended options: a narrower selection or scale).
 TWINS: tuple[tuple[str, str], ...] = (
     ("persyk-conformance run", "--only R-00*,G-001 --no-progress"),
-    ("persyk-conformance bench", "--scale 0.005 --repeat 1 --only retry-100 -q"),
+    ("persyk-conformance bench", "--scale 0.005 --rounds 1 --pairs 1 --only retry-100 -q"),
 )
 _PLACEHOLDERS = frozenset({"PATH", "DIR", "ID", "FILE", "FILE|-", "QUERY", "RESULT_JSON", "CASE",
                            "SEL", "CMD", "REPORT", "N", "S", "T", "H", "C", "START:END",

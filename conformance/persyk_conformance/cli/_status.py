@@ -16,6 +16,9 @@ alone turns either into the status, so the commands cannot disagree on what 1 an
 - 5: ``run`` and ``merge`` only: INCOMPLETE: nothing failed, but a MUST case that applies could not
   run on this machine (``unverified``: no strace, no ptrace, ...); ``--accept-unverified``
   makes it 0 (docs/implementers/implementers.md, "Outcomes");
+- 6: ``bench compare`` only: it declined to judge: OLD or NEW is not publishable, so no figure
+  has an interval that tells a change from noise; it says so in words (a result that stopped
+  being ok is still 1) (docs/maintainers/performance.md);
 - 141 (128 + SIGPIPE): the reader of stdout went away (``list | head -1``), no traceback;
 - 130 (128 + SIGINT), 143 (128 + SIGTERM), 129 (128 + SIGHUP): stopped by that signal, as the
   shell reports a process the signal killed; ``run`` first kills every adapter, removes every
@@ -55,6 +58,7 @@ class Verdict(Enum):
     TERMINATED = 128 + 15
     WRITE_FAILED = EXIT_USAGE  # a report file was not written (IO_FAILED)
     INCOMPLETE = 5  # run, merge: a MUST case unverified, nothing failed
+    UNJUDGED = 6  # bench compare: a report is not publishable, no figure judged
 
     @classmethod
     def found_if(cls, found: bool) -> Verdict:

@@ -40,6 +40,15 @@ def _color(index: int) -> str:
     return f"C{index % 10}"
 
 
+def _bar(ratio: dict[str, Any]) -> tuple[float, float, float]:
+    """The bar and its whiskers: the headline and its interval (none: no whiskers); a report of
+    bench format 1 has the median ratio and the repetitions' range."""
+    if "least" in ratio:
+        least = ratio["least"]
+        return least, min(ratio["low"] or least, least), max(ratio["high"] or least, least)
+    return ratio["median"], ratio["min"], ratio["max"]
+
+
 def _ratio_panel(axes: Any, report: dict[str, Any]) -> None:
     labels = [impl["label"] for impl in report["implementations"]]
     workloads = report["workloads"]
@@ -50,11 +59,11 @@ def _ratio_panel(axes: Any, report: dict[str, Any]) -> None:
             result = next((r for r in workload["results"] if r["implementation"] == label), None)
             if result is None or "ratio" not in result:
                 continue
-            ratio = result["ratio"]
+            centre, lowest, highest = _bar(result["ratio"])
             ys.append(row + n * height)
-            medians.append(ratio["median"])
-            low.append(ratio["median"] - ratio["min"])
-            high.append(ratio["max"] - ratio["median"])
+            medians.append(centre)
+            low.append(centre - lowest)
+            high.append(highest - centre)
         axes.barh(ys, medians, height=height, xerr=[low, high], label=label, capsize=2,
                   color=_color(n))
     axes.set_yticks([row + height * (len(labels) - 1) / 2 for row in range(len(workloads))])
@@ -62,7 +71,8 @@ def _ratio_panel(axes: Any, report: dict[str, Any]) -> None:
     axes.invert_yaxis()
     axes.set_xscale("log")
     axes.axvline(1.0, color="black", linewidth=0.8)
-    axes.set_xlabel("time / floor (median; whiskers: min..max); 1 = the floor")
+    axes.set_xlabel("least time / least floor time (whiskers: the 95 % interval between rounds); "
+                    "1 = the floor")
     axes.set_title("Ratio to the floor measured in the same run")
     axes.legend(fontsize="small")
 

@@ -1,5 +1,5 @@
-"""Whether a bench report is a result: the machine's load before the run, other processes' CPU
-time during it, the CPU steal and the floor's spread.
+"""Whether a bench report is a result: each figure precise enough, the machine's load before the
+run, other processes' CPU time during it, the CPU steal, every cell timed and the run finished.
 
 A ratio to the floor cancels a machine's speed, not its noise. On a shared machine another
 process can slow the floor in one repetition and the implementation in the next, and the ratio
@@ -21,9 +21,18 @@ reaches 1.1-1.4 and a "load above half the cores" rule could never pass there. A
   ``FOREIGN_SLACK_SECONDS``, the counters' resolution), and it could be measured for every
   workload (else nothing shows that no one competed),
 * no workload's CPU steal exceeds ``STEAL_LIMIT`` of the CPU time that passed,
-* no workload's floor varied more than ``SPREAD_LIMIT`` (max over min of its repetitions): the
-  floor is the same work every time, so its spread is the run's own measure of its noise, and
+* every figure is precise enough: the half-width of its ratio's 95 % interval, which comes from
+  the spread between rounds (_precision), is at most the workload's ``precisionTarget`` (10 % for
+  CPU work, 30 % where an fsync decides the time); a figure of one round has no interval,
+* no implementation's cell failed (invalid, timeout, error: no figure to judge), and
 * the run finished.
+
+Decision (2026-12-06): the floor's spread (max over min of its repetitions, at most 1.3x) no
+longer decides. A floor of microseconds (an fsync, a tail read) shifts level between repetitions
+on a 2-vCPU VM, so no run there ever passed it, while its least time over many pairs, against
+the implementation's over as many, moves by a few percent from run to run. What a reader needs
+is how far the figure could move, which is the interval; each refusal names the workload and
+the figure.
 
 ``sample`` reads /proc (through ``_proc``); ``between``, ``cpu_shares`` and ``verdict`` are
 pure, so tests feed them any samples and reports.
@@ -32,25 +41,27 @@ pure, so tests feed them any samples and reports.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._proc import PROC, read_cpu_counters, read_process_table, tree_ticks
+from ._workloads import CPU_PRECISION, FSYNC_PRECISION
 
 __all__ = [
-    "FOREIGN_LIMIT", "FOREIGN_SLACK_SECONDS", "LOAD_LIMIT", "SPREAD_LIMIT", "STEAL_LIMIT",
-    "Sample", "between", "cpu_shares", "foreign_allowance", "load_average", "own_tree_ticks",
-    "sample", "verdict",
+    "FAILED", "FOREIGN_LIMIT", "FOREIGN_SLACK_SECONDS", "LOAD_LIMIT", "STEAL_LIMIT", "Sample",
+    "between", "combined", "cpu_shares", "foreign_allowance", "imprecise", "load_average",
+    "own_tree_ticks", "sample", "verdict",
 ]
 
 LOAD_LIMIT = 0.5  # of the cores, before the run: above it, the report is not publishable
 # Of the machine's CPU time (wall time x cores) during a workload's timed repetitions. Another
 # process using a share f of 2 cores could, in the worst case (always on the bench's core when
-# the bench wanted it), stretch a single-threaded figure by 2f: 10% bounds that at 20%, inside
-# the floor's own 1.3x spread limit, and leaves room for the kernel's work on the bench's behalf
-# (journal commits, writeback, interrupts: attributed to no process, so foreign here).
+# the bench wanted it), stretch a single-threaded figure by 2f: 10% bounds that at 20% (a
+# competitor that stays all run long widens no interval), and leaves room for the kernel's work
+# on the bench's behalf (journal commits, writeback, interrupts: attributed to no process, so
+# foreign here).
 FOREIGN_LIMIT = 0.10
 # Both sources count in clock ticks (10 ms at USER_HZ 100): the machine's counters are charged
 # per tick, each process's time is truncated to a tick at each reading, so a difference can be
@@ -61,7 +72,7 @@ FOREIGN_LIMIT = 0.10
 # workloads timed for seconds (validation, context, paged walk, search at scale 1).
 FOREIGN_SLACK_SECONDS = 0.05
 STEAL_LIMIT = 0.05  # of the CPU time between two samples
-SPREAD_LIMIT = 1.3  # the floor's max over min
+FAILED = ("invalid", "timeout", "error")  # a cell without a figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +119,24 @@ def between(before: Sample, after: Sample) -> dict[str, Any]:
     steal = (after.steal_ticks - before.steal_ticks) / elapsed if elapsed > 0 else None
     return {"loadBefore": before.load1, "loadAfter": after.load1,
             "stealFraction": None if steal is None else round(steal, 4)}
+
+
+def combined(intervals: Sequence[tuple[Sample, Sample]]) -> tuple[Sample, Sample]:
+    """One workload's timed intervals (one a round) as one: a start of zero counters and an end
+    of their summed differences, the first start's load and the last end's (for ``between``
+    and ``cpu_shares``). No interval gives two empty samples."""
+    if not intervals:
+        return Sample(None), Sample(None)
+
+    def total(name: str) -> int:
+        return sum(getattr(b, name) - getattr(a, name) for a, b in intervals)
+
+    owns = [(a.own_ticks, b.own_ticks) for a, b in intervals]
+    own = (None if any(a is None or b is None for a, b in owns)
+           else sum(b - a for a, b in owns if a is not None and b is not None))
+    return (Sample(intervals[0][0].load1, 0, 0, 0, None if own is None else 0),
+            Sample(intervals[-1][1].load1, total("steal_ticks"), total("total_ticks"),
+                   total("busy_ticks"), own))
 
 
 def _ticks_per_second() -> int:
@@ -163,12 +192,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
         steal = conditions.get("stealFraction")
         if steal is not None and steal > STEAL_LIMIT:
             reasons.append(f"{workload['key']}: CPU steal {steal:.0%} (limit {STEAL_LIMIT:.0%})")
-        floor = workload["floor"]
-        if floor["min"] > 0 and floor["max"] / floor["min"] > SPREAD_LIMIT:
-            reasons.append(f"{workload['key']}: the floor's repetitions spread "
-                           f"{floor['max'] / floor['min']:.2f}x (limit {SPREAD_LIMIT}x)")
-        elif floor["min"] <= 0 < floor["max"]:
-            reasons.append(f"{workload['key']}: a floor repetition took no measurable time")
+        reasons += imprecise(workload)
     if unmeasured:
         reasons.append("the CPU time of other processes could not be measured (no /proc) for "
                        f"{', '.join(unmeasured)}: nothing shows that none competed")
@@ -177,4 +201,30 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     return {"publishable": not reasons, "reasons": reasons, "loadLimit": load_limit,
             "foreignCpuLimit": FOREIGN_LIMIT, "foreignCpuSlackSeconds": FOREIGN_SLACK_SECONDS,
             "stealLimit": STEAL_LIMIT,
-            "spreadLimit": SPREAD_LIMIT}
+            "precisionTargets": {"cpu": CPU_PRECISION, "fsync": FSYNC_PRECISION}}
+
+
+def imprecise(workload: dict[str, Any]) -> list[str]:
+    """Why a workload's figures are not precise enough to publish, one reason per cell."""
+    target = workload.get("precisionTarget")
+    reasons = []
+    for result in workload["results"]:
+        where = f"{workload['key']}, {result['implementation']}"
+        if result["outcome"] in FAILED:
+            reasons.append(f"{where}: {result['outcome']}, no figure")
+            continue
+        if result["outcome"] != "ok":
+            continue  # unsupported: nothing was promised
+        ratio = result.get("ratio") or {}
+        half = ratio.get("halfWidth")
+        if target is None or "least" not in ratio:
+            reasons.append(f"{where}: no figure (a floor that took no measurable time, or a "
+                           "report without rounds)")
+        elif half is None:
+            reasons.append(f"{where}: {ratio['least']:.2f}x from {ratio['rounds']} round, "
+                           "no interval (at least 2 rounds)")
+        elif half > target:
+            reasons.append(f"{where}: {ratio['least']:.2f}x, 95 % interval "
+                           f"{ratio['low']:.2f}-{ratio['high']:.2f} is ±{half:.0%} "
+                           f"(target ±{target:.0%})")
+    return reasons

@@ -1,11 +1,14 @@
 """Reports of ``persyk-conformance bench``: the schema check, Markdown, and ``bench compare``.
 
-``compare`` judges ratios to the floor (the time over the floor's median in the same run), which
-travel between runs and machines far better than seconds; it falls back to seconds where a side
-has no ratio. A workload got slower *beyond the noise* when the new run's fastest repetition is
-slower than the old run's slowest (the min..max ranges do not overlap); it is a *regression* when
-it also got slower by more than the threshold, median against median, or when it stopped being
-``ok``. Only regressions make the exit status 1.
+``compare`` judges ratios to the floor measured in the same run, which travel between runs and
+machines far better than seconds, and judges them only where both reports are publishable
+(``_quiet``): a figure without a trustworthy interval cannot tell a change from noise, so on
+such a report it *declines* (its own exit status, cli/_status.py) rather than cry wolf. A
+workload got *slower* when the 95 % interval of the change of its per-round ratios (Welch,
+_precision) lies wholly above no change; it is a *regression* when the change also exceeds
+max(the threshold, 5 % by default, twice the workload's measured spread between rounds, the
+larger of the two sides'). A result that stopped being ``ok`` is a regression whatever the
+verdicts. Only regressions make the exit status 1.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import Any
 
 from persyk_conformance._escape import for_markdown
 from persyk_conformance._units import human_seconds
+
+from ._precision import difference
 
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
@@ -52,12 +57,22 @@ def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.0f} KiB"
 
 
+def figure_text(ratio: dict[str, Any]) -> str:
+    """``5.37x (95 % 5.10-5.70; 3 rounds x 40 pairs)``: the headline with its interval."""
+    interval = (f"95 % {ratio['low']:.2f}-{ratio['high']:.2f}" if ratio.get("low") is not None
+                else "no interval")
+    return (f"{ratio['least']:.2f}x ({interval}; {ratio['rounds']} rounds x {ratio['pairs']} "
+            "pairs)")
+
+
 def _cell(result: dict[str, Any]) -> str:
     if result["outcome"] != "ok":
         return f"**{result['outcome']}**"
     ratio = result.get("ratio")
-    text = human_seconds(result["median"])
-    if ratio:
+    text = human_seconds(result["min"])
+    if ratio and "least" in ratio:
+        text += (f", **{figure_text(ratio)}**, pairs' median {ratio['pairsMedian']:.2f}x")
+    elif ratio:  # bench format 1: the median ratio and the repetitions' range
         text += f", **{ratio['median']:.2f}x** ({ratio['min']:.2f}-{ratio['max']:.2f})"
     extra = result.get("extra", {})
     peaks = extra.get("peakRssKiB")
@@ -83,6 +98,9 @@ def not_publishable(report: dict[str, Any]) -> list[str]:
     quiet = report.get("quiet")
     if quiet is None:
         return ["the report predates the quiet-machine check (no load or spread recorded)"]
+    if report.get("benchFormat", 1) < 2:
+        return ["the report predates the figures' intervals (bench format 1)",
+                *quiet["reasons"]]
     return [] if quiet["publishable"] else list(quiet["reasons"])
 
 
@@ -92,7 +110,8 @@ def _header(report: dict[str, Any]) -> list[str]:
     lines = [f"# persyk-conformance bench, {report['startedAt'][:10]}", ""]
     reasons = not_publishable(report)
     if reasons:  # at the top, before any figure a reader could quote
-        lines += ["**NOT PUBLISHABLE: these figures were not taken on a quiet machine.**", "",
+        lines += ["**NOT PUBLISHABLE: these figures are not precise enough, or the machine was "
+                  "not quiet.**", "",
                   *(f"- {reason}" for reason in reasons), ""]
     lines += [
         f"Machine: {m['cpu']}, {m['cores']} cores{memory}, {m['system']} {m['kernel']} "
@@ -100,12 +119,14 @@ def _header(report: dict[str, Any]) -> list[str]:
         f"{m['filesystem']}; load average {_load_before(report)}"
         f"{', '.join(str(x) for x in m['loadAverage'])} at the end. Suite "
         f"{report['suiteVersion']}, contract {report['contractVersion']}; scale "
-        f"{report['scale']:g}, {report['repeat']} timed repetitions (after one warm-up), "
-        f"interleaved across the implementations and the floor; each floor repetition the least "
-        f"of {report.get('floorRuns', 1)} run(s); {report['durationSeconds']:.0f} s in all.",
+        f"{report['scale']:g}, {_schedule(report)}: single runs "
+        f"alternated with the floor's (floor first, then last), the rounds cycling through the "
+        f"workloads, each after an untimed warm-up; {report['durationSeconds']:.0f} s in all.",
         "",
-        "Each cell: the median time per unit, its ratio to the floor measured in the same run "
-        "(median, and min-max of the repetitions), for the info workload the adapter's peak RSS. "
+        "Each cell: the least time per unit; the least time over the floor's least time (equal "
+        "counts of runs, the same run), with the 95 % interval from the spread between rounds "
+        "(a t-interval over each round's ratio); the median of the per-pair ratios; for the "
+        "info workload the adapter's peak RSS. "
         "Round trip: the median time of the cheapest request (validate of a missing path), "
         "which every figure includes; after each cell, the requests one unit took times that "
         "round trip measured again after each repetition, and its share of the median.",
@@ -123,6 +144,12 @@ def _header(report: dict[str, Any]) -> list[str]:
             f"`{' '.join(impl['command'])}` |"
         )
     return lines
+
+
+def _schedule(report: dict[str, Any]) -> str:
+    if "rounds" in report:
+        return f"{report['rounds']} rounds x {report['pairs']} pairs"
+    return f"{report['repeat']} repetitions (bench format 1, before rounds)"
 
 
 def _load_before(report: dict[str, Any]) -> str:
@@ -236,6 +263,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 class Comparison:
     lines: tuple[str, ...]
     regressions: int
+    declined: bool = False  # a side is not publishable: no figure was judged
 
 
 def _by_name(report: dict[str, Any]) -> dict[str, str]:
@@ -256,22 +284,34 @@ def _results(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
             for w in report["workloads"] for r in w["results"]}
 
 
-def _figures(result: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
-    if result["outcome"] != "ok":
+def _judge(what: str, was: dict[str, Any], now: dict[str, Any],
+           threshold: float) -> tuple[str, bool] | None:
+    """The line for one figure that changed beyond its interval, and whether it is a
+    regression; None when the interval of the change holds no change."""
+    change = difference(was["perRound"], now["perRound"])
+    if change.low is None or change.high is None or change.low <= 1 <= change.high:
         return None
-    if "ratio" in result:
-        return "ratio", result["ratio"]
-    return "seconds", {k: result[k] for k in ("min", "median", "max")}
+    spreads = [s for s in (was.get("spread"), now.get("spread")) if s is not None]
+    bar = max(threshold / 100, 2 * max(spreads, default=0.0))
+    percent = (change.change - 1) * 100
+    regression = change.low > 1 and change.change - 1 > bar
+    kind = "REGRESSION" if regression else "slower" if change.low > 1 else "faster"
+    return (f"{kind} {what}: {was['least']:.3g}x -> {now['least']:.3g}x, {percent:+.0f} % "
+            f"(95 % {(change.low - 1) * 100:+.0f} to {(change.high - 1) * 100:+.0f} %; "
+            f"a regression past {bar:.0%}, the larger of {threshold:g} % and twice the "
+            "spread between rounds)", regression)
 
 
-def compare(old: dict[str, Any], new: dict[str, Any], threshold: float) -> Comparison:
+def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0) -> Comparison:
     """What got slower from ``old`` to ``new`` (see the module's docstring)."""
     lines: list[str] = []
+    declined = False
     for side, report in (("old", old), ("new", new)):
         reasons = not_publishable(report)
         if reasons:
-            lines.append(f"note: the {side} report is not publishable ({reasons[0]}"
-                         + (f"; {len(reasons) - 1} more" if len(reasons) > 1 else "") + ")")
+            declined = True
+            lines.append(f"the {side} report is not publishable: {reasons[0]}"
+                         + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""))
     if old["scale"] != new["scale"]:
         lines.append(f"note: the scales differ ({old['scale']:g} and {new['scale']:g})")
     old_inputs = {i["name"]: i["sha256"] for i in old["inputs"]}
@@ -289,22 +329,19 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float) -> Compa
             lines.append(f"REGRESSION {what}: was ok, now {result['outcome']}: {result['detail']}")
             regressions += 1
             continue
-        a, b = _figures(previous), _figures(result)
-        if a is None or b is None or a[0] != b[0]:
+        was, now = previous.get("ratio") or {}, result.get("ratio") or {}
+        if declined or "perRound" not in was or "perRound" not in now:
             continue
-        kind, was, now = a[0], a[1], b[1]
-        if now["min"] <= was["max"]:
-            continue  # within the noise: the ranges overlap
-        slower = (now["median"] / was["median"] - 1) * 100 if was["median"] > 0 else float("inf")
-        verdict = "REGRESSION" if slower > threshold else "slower"
-        regressions += verdict == "REGRESSION"
-        lines.append(
-            f"{verdict} {what}: {kind} median {was['median']:.4g} -> {now['median']:.4g} "
-            f"(+{slower:.0f}%; old range {was['min']:.4g}-{was['max']:.4g}, new "
-            f"{now['min']:.4g}-{now['max']:.4g})"
-        )
-    lines.append(
-        f"{regressions} regression(s) past {threshold:g}%"
-        if regressions else f"no regression past {threshold:g}% beyond the noise"
-    )
-    return Comparison(tuple(lines), regressions)
+        judged = _judge(what, was, now, threshold)
+        if judged is not None:
+            lines.append(judged[0])
+            regressions += judged[1]
+    if declined:
+        lines.append("declined to judge the figures: a report that is not publishable has no "
+                     "interval to tell a change from noise"
+                     + (f"; {regressions} result(s) lost" if regressions else ""))
+    else:
+        lines.append(f"{regressions} regression(s)" if regressions else
+                     "no regression: no change's interval excludes no change by more than the "
+                     "bar")
+    return Comparison(tuple(lines), regressions, declined)

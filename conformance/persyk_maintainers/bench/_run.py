@@ -1,10 +1,12 @@
 """``persyk-conformance bench``: run the fixed workloads against one or more adapters.
 
-Repetitions are interleaved (floor, A, B, floor, A, B, ...) so that a machine that slows down
-half-way slows every implementation alike; each workload's floor is measured between them, in the
-runner's process, on the same bytes. One adapter process per implementation serves every
-workload (a fresh one for each repetition of a workload that measures peak memory); a repetition
-that times out, crashes or answers wrongly ends that implementation's part of the workload.
+Single runs are paired with the floor (floor, A, B, then B, A, floor, ...) so that a machine that
+slows down slows every implementation alike; each workload's floor is measured between them, in
+the runner's process, on the same bytes. The pairs come in rounds that cycle through the
+workloads, so that the spread between rounds, from which each figure's interval comes
+(_precision), spans the machine's slow spells. One adapter process per implementation serves
+every workload (a fresh one for each run of a workload that measures peak memory); a run that
+times out, crashes or answers wrongly ends that implementation's part of the workload.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from persyk_contract import contract_version
 
 from ._data import DataStore
 from ._floors import machine
-from ._quiet import Sample, between, cpu_shares, sample, verdict
+from ._precision import ratio_figure
+from ._quiet import Sample, between, combined, cpu_shares, sample, verdict
 from ._reads import (
     ContextBranched,
     InfoAudio,
@@ -45,7 +48,7 @@ from ._writes import AppendBatch, AppendSingle, Capture, RecoverTorn, RetryLarge
 
 __all__ = ["BENCH_FORMAT", "SCALING", "WORKLOADS", "BenchConfig", "run_bench", "workloads_for"]
 
-BENCH_FORMAT = 1  # the version of bench-report.schema.json's shape
+BENCH_FORMAT = 2  # the version of bench-report.schema.json's shape (2: rounds of pairs)
 ROUND_TRIPS = 50
 ROUND_TRIPS_BESIDE = 10  # after each timed repetition, beside its figure
 WORKLOADS: tuple[type[Workload], ...] = (
@@ -62,16 +65,16 @@ SCALING: tuple[type[Workload], ...] = (ValidateShort, ValidateEvents, InfoAudio,
 class BenchConfig:
     impls: tuple[tuple[str, ...], ...]
     scale: float = 1.0
-    repeat: int = 3
+    # docs/maintainers/performance.md, "Every figure with its uncertainty": the interval comes
+    # from the rounds (five: a t-interval of 4 degrees of freedom, 2.78 standard errors), the
+    # least times from all the pairs.
+    rounds: int = 5
+    pairs: int = 20
     timeout: float = 600.0  # seconds for one repetition of one workload
     only: tuple[str, ...] = ()
     sizes: tuple[float, ...] = ()  # MB at scale 1, for the scaling series
     data: Path | None = None  # keep the generated inputs here (reused when they match)
     warmup: bool = True
-    # Each floor repetition is the least of this many runs of the floor
-    # (docs/maintainers/performance.md, "The floor is a least time"): one descheduling of the runner
-    # must not be the floor.
-    floor_runs: int = 3
 
 
 @dataclass(slots=True)
@@ -93,8 +96,20 @@ class _Series:
     state: Any = None
     outcome: str = "ok"
     detail: str = ""
-    seconds: list[float] = field(default_factory=list)
+    rounds: list[list[float]] = field(default_factory=list)  # per round, in pair order
     extra: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Cell:
+    """One workload of the run, from its preparation to its last round."""
+
+    workload: Workload
+    prepared: Any
+    floor_state: Any
+    series: list[_Series]
+    floor_rounds: list[list[float]] = field(default_factory=list)
+    intervals: list[tuple[Sample, Sample]] = field(default_factory=list)
 
 
 def workloads_for(config: BenchConfig) -> list[Workload]:
@@ -134,7 +149,9 @@ class _Progress:
 
 
 def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, Any]:
-    """Run the bench and return its report (bench-report.schema.json)."""
+    """Run the bench and return its report (bench-report.schema.json): every workload prepared,
+    probed and warmed up, then ``config.rounds`` rounds, each cycling through the workloads and
+    timing ``config.pairs`` pairs of each (_precision: the interval comes from the rounds)."""
     workloads = workloads_for(config)
     sandbox = Sandbox.create()
     scratch = Path(tempfile.mkdtemp(prefix="persyk-bench-data-")) if config.data is None else None
@@ -146,27 +163,30 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
     load_before_run = sample().load1
     started = _now()
     began = time.perf_counter()
-    show = _Progress(progress, len(workloads))
-    results: list[dict[str, Any]] = []
+    show = _Progress(progress, len(workloads) * (config.rounds + 1))
+    cells: list[_Cell] = []
     aborted: str | None = None
+    step = 0
     try:
         _start_all(impls, config.timeout)
-        for index, workload in enumerate(workloads, start=1):
-            work = sandbox.root / "work" / workload.key
-            before = sample()
-            try:
-                result, timed = _run_workload(workload, impls, store, work, config,
-                                              functools.partial(show, index))
-                result["conditions"] = {**between(before, sample()), **cpu_shares(*timed)}
-                results.append(result)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-    except KeyboardInterrupt:  # the report still holds every workload that finished
-        aborted = f"interrupted during workload {len(results) + 1} of {len(workloads)}"
+        for workload in workloads:
+            step += 1
+            cells.append(_prepare_workload(workload, impls, store, sandbox.root / "work", config,
+                                           functools.partial(show, step)))
+        for number in range(1, config.rounds + 1):
+            for cell in cells:
+                step += 1
+                _run_round(cell, number, config, functools.partial(show, step))
+    except KeyboardInterrupt:  # the report still holds every round that finished
+        done = min((len(c.floor_rounds) for c in cells), default=0)
+        aborted = (f"interrupted during round {done + 1} of {config.rounds}" if cells
+                   and len(cells) == len(workloads) else
+                   f"interrupted while preparing workload {len(cells) + 1} of {len(workloads)}")
     finally:
         show.clear()
         for impl in impls:
             impl.adapter.close()
+        results = [_workload_json(cell) for cell in cells if cell.floor_rounds]
         sandbox.remove()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -174,7 +194,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "benchFormat": BENCH_FORMAT, "suiteVersion": __version__,
         "contractVersion": contract_version(), "startedAt": started, "finishedAt": _now(),
         "durationSeconds": round(time.perf_counter() - began, 3),
-        "scale": config.scale, "repeat": config.repeat, "floorRuns": config.floor_runs,
+        "scale": config.scale, "rounds": config.rounds, "pairs": config.pairs,
         "timeoutSeconds": config.timeout,
         "sizesMB": list(config.sizes), "loadBeforeRun": load_before_run,
         "machine": machine(store.root),
@@ -220,14 +240,14 @@ def _round_trip(
 
 
 def _round_trips_beside(
-    call: Call, seconds: float, impl: _Impl, timeout: float
+    call: Call, seconds: float, impl: _Impl, timeout: float, trips: bool
 ) -> dict[str, Any]:
     """The protocol's share of one repetition: how many requests one unit took, and
     the no-op round trip measured right after it (the load of the moment, not the start's)."""
     if call.elapsed <= 0 or seconds <= 0:
         return {}
     figures: dict[str, Any] = {"requestsPerUnit": call.calls * seconds / call.elapsed}
-    if "read" in impl.capabilities:
+    if trips and "read" in impl.capabilities:
         trip = _round_trip(impl.adapter, timeout, ROUND_TRIPS_BESIDE)
         if trip is not None:
             figures["roundTripSeconds"] = trip
@@ -240,18 +260,17 @@ def _impl_json(impl: _Impl) -> dict[str, Any]:
             "roundTripSeconds": impl.round_trip}
 
 
-def _run_workload(
-    workload: Workload, impls: list[_Impl], store: DataStore, work: Path, config: BenchConfig,
+def _prepare_workload(
+    workload: Workload, impls: list[_Impl], store: DataStore, root: Path, config: BenchConfig,
     show: Callable[[str], None],
-) -> tuple[dict[str, Any], tuple[Sample, Sample]]:
-    """The workload's report entry, and the samples around its timed repetitions (floor and
-    implementations: the interval whose foreign CPU time says whether another process
-    competed; generating inputs, copies, probes and warm-ups are outside it)."""
+) -> _Cell:
+    """Inputs, working copies and probes of one workload; untimed."""
     show(f"{workload.key}: preparing the inputs")
+    work = root / workload.key
     prepared = workload.prepare(store)
-    floor_state = workload.setup(prepared, work / "floor")
-    series = [_Series(impl) for impl in impls]
-    for number, one in enumerate(series):
+    cell = _Cell(workload, prepared, workload.setup(prepared, work / "floor"),
+                 [_Series(impl) for impl in impls])
+    for number, one in enumerate(cell.series):
         if one.impl.error is not None:
             one.outcome, one.detail = "error", one.impl.error
         elif workload.capability not in one.impl.capabilities:
@@ -259,35 +278,43 @@ def _run_workload(
             one.detail = f"the adapter does not declare the capability {workload.capability!r}"
         else:
             one.state = workload.setup(prepared, work / f"impl{number}")
-    for number, one in enumerate(series):
+    for number, one in enumerate(cell.series):
         if one.outcome == "ok":
-            show(f"{workload.key}: {one.impl.label} probe" + (" and warm-up" * config.warmup))
-            _repetition(workload, one, config.timeout,
-                        record=False, probe=work / f"probe{number}")
-        if config.warmup:
-            _repetition(workload, one, config.timeout, record=False)
-    if config.warmup:  # the floor too: its first run must not pay what warm-ups paid
-        show(f"{workload.key}: floor warm-up")
-        workload.floor(prepared, floor_state)
-    floor: list[float] = []
-    runs: list[list[float]] = []
-    start = sample()
-    for rep in range(1, config.repeat + 1):
-        show(f"{workload.key}: floor, repetition {rep}/{config.repeat}")
-        runs.append([workload.floor(prepared, floor_state) for _ in range(config.floor_runs)])
-        floor.append(min(runs[-1]))
+            show(f"{workload.key}: {one.impl.label} probe")
+            _repetition(workload, one, config.timeout, probe=work / f"probe{number}")
+    return cell
+
+
+def _run_round(cell: _Cell, number: int, config: BenchConfig,
+               show: Callable[[str], None]) -> None:
+    """One round of one workload: an untimed warm-up of the floor and of each implementation
+    (the other workloads ran since its last round), then ``config.pairs`` pairs, the floor
+    first in one and last in the next, so neither always runs on a machine the other warmed."""
+    workload, series = cell.workload, cell.series
+    if config.warmup:
+        show(f"{workload.key}: round {number}/{config.rounds}, warm-up")
         for one in series:
-            if one.outcome == "ok":
-                show(f"{workload.key}: {one.impl.label}, repetition {rep}/{config.repeat}")
-            _repetition(workload, one, config.timeout, record=True)
-    end = sample()
-    entry = _workload_json(workload, prepared, floor, series)
-    entry["floor"]["runs"] = runs
-    return entry, (start, end)
+            _repetition(workload, one, config.timeout)
+        workload.floor(cell.prepared, cell.floor_state)
+    floor: list[float] = []
+    for one in series:
+        one.rounds.append([])
+    start = sample()
+    for pair in range(config.pairs):
+        show(f"{workload.key}: round {number}/{config.rounds}, pair {pair + 1}/{config.pairs}")
+        order: list[_Series | None] = [None, *series]
+        for side in order if pair % 2 == 0 else order[::-1]:
+            if side is None:
+                floor.append(workload.floor(cell.prepared, cell.floor_state))
+            else:
+                _repetition(workload, side, config.timeout, record=True)
+    cell.intervals.append((start, sample()))
+    cell.floor_rounds.append(floor)
 
 
 def _repetition(
-    workload: Workload, one: _Series, timeout: float, *, record: bool, probe: Path | None = None
+    workload: Workload, one: _Series, timeout: float, *, record: bool = False,
+    probe: Path | None = None,
 ) -> None:
     """One repetition of one implementation (or, with ``probe``, the workload's untimed probe
     in that scratch directory); a failure ends its series (outcome, detail)."""
@@ -302,8 +329,9 @@ def _repetition(
             return
         call = Call(adapter, timeout)
         seconds, extra = workload.measure(call, one.state)
-        if record:
-            extra = {**extra, **_round_trips_beside(call, seconds, one.impl, timeout)}
+        if record:  # the no-op round trips once a round: between pairs they would cost more
+            trips = not one.rounds[-1]  # than the figure in the µs workloads
+            extra = {**extra, **_round_trips_beside(call, seconds, one.impl, timeout, trips)}
     except Invalid as exc:
         one.outcome, one.detail = "invalid", str(exc)
     except NotSupported as exc:
@@ -314,7 +342,7 @@ def _repetition(
         one.outcome, one.detail = "error", str(exc)[:500]
     else:
         if record:
-            one.seconds.append(seconds)
+            one.rounds[-1].append(seconds)
             for key, value in extra.items():
                 one.extra.setdefault(key, []).append(value)
         return
@@ -325,30 +353,35 @@ def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
-def _workload_json(
-    workload: Workload, prepared: Any, floor: list[float], series: list[_Series]
-) -> dict[str, Any]:
-    floor_median = statistics.median(floor) if floor else 0.0
+def _workload_json(cell: _Cell) -> dict[str, Any]:
+    workload, prepared = cell.workload, cell.prepared
+    floor = [x for one_round in cell.floor_rounds for x in one_round]
     results = []
-    for one in series:
+    for one in cell.series:
+        seconds = [x for one_round in one.rounds for x in one_round]
         entry: dict[str, Any] = {"implementation": one.impl.label, "outcome": one.outcome,
-                                 "detail": one.detail, "seconds": one.seconds}
-        if one.outcome == "ok" and one.seconds:
-            stats = _stats(one.seconds)
-            entry.update(stats)
-            if floor_median > 0:
-                entry["ratio"] = {k: v / floor_median for k, v in stats.items()}
+                                 "detail": one.detail, "seconds": seconds,
+                                 "rounds": one.rounds}
+        if one.outcome == "ok" and seconds:
+            entry.update(_stats(seconds))
+            figure = ratio_figure(cell.floor_rounds, one.rounds)
+            if figure is not None:
+                entry["ratio"] = figure.to_json()
         elif one.outcome == "ok":
             entry["outcome"], entry["detail"] = "error", "no repetition ran"
         if one.extra:
             entry["extra"] = one.extra
         results.append(entry)
+    start, end = combined(cell.intervals)
     return {
         "key": workload.key, "name": workload.name, "title": workload.heading,
         "capability": workload.capability, "unit": workload.unit,
         "sizeMB": workload.size_mb, "bytes": prepared.size_bytes, "params": prepared.params,
         "inputs": [item.name for item in prepared.inputs],
-        "floor": {"title": workload.floor_title, "seconds": floor, **_stats(floor)},
+        "precisionTarget": workload.precision_target,
+        "conditions": {**between(start, end), **cpu_shares(start, end)},
+        "floor": {"title": workload.floor_title, "seconds": floor, "rounds": cell.floor_rounds,
+                  **_stats(floor)},
         "results": results,
     }
 

@@ -23,9 +23,14 @@ from persyk_conformance.adapters._subprocess import SubprocessAdapter
 
 from ._data import DataStore, Input
 
-__all__ = ["AdapterFailed", "Call", "Invalid", "NotSupported", "Prepared", "Workload", "scaled"]
+__all__ = [
+    "CPU_PRECISION", "FSYNC_PRECISION", "AdapterFailed", "Call", "Invalid", "NotSupported",
+    "Prepared", "Workload", "scaled",
+]
 
 MIB = 1 << 20
+CPU_PRECISION = 0.10
+FSYNC_PRECISION = 0.30
 
 
 class Invalid(Exception):
@@ -105,6 +110,10 @@ class Workload(ABC):
     unit: str = "operation"  # what one timed figure is the cost of
     floor_title: str = ""
     fresh_process: bool = False  # a fresh adapter process for each repetition (peak memory)
+    # The largest half-width of the ratio's 95 % interval a publishable figure may have
+    # (_quiet): 10 % where the work is CPU time, 30 % where an fsync decides it (a device's
+    # flush varies by more than any code change worth measuring).
+    precision_target: float = CPU_PRECISION
 
     def __init__(self, scale: float, size_mb: float | None = None) -> None:
         self.scale = scale

@@ -18,7 +18,7 @@ from persyk_conformance import records as kit
 
 from ._data import DataStore, write_audio_session
 from ._floors import bare_appends, conforming_capture, preserve_and_cut, read_tail_record
-from ._workloads import Call, Prepared, Workload, expect, no_error, scaled
+from ._workloads import FSYNC_PRECISION, Call, Prepared, Workload, expect, no_error, scaled
 
 __all__ = ["AppendBatch", "AppendSingle", "Capture", "RecoverTorn", "RetryLarge", "RetrySmall"]
 
@@ -103,6 +103,7 @@ class Chain:
 
 class AppendSingle(Workload):
     name = "append-single"
+    precision_target = FSYNC_PRECISION
     title = "single-record append with fsync (10,000-entry session at scale 1)"
     capability = "append"
     unit = "append"
@@ -216,6 +217,7 @@ class RetryLarge(RetrySmall):
 
 class RecoverTorn(Workload):
     name = "recover-torn"
+    precision_target = FSYNC_PRECISION
     title = "recovery of a torn tail, 151-byte fragment (1 GB session at scale 1)"
     capability = "recover"
     unit = "recovery"
@@ -276,6 +278,7 @@ def _finished(duration_ms: int) -> bytes:
 
 class Capture(Workload):
     name = "capture"
+    precision_target = FSYNC_PRECISION
     title = "a capture, 24 kHz mono, 100 ms writes (60 s at scale 1)"
     capability = "capture"
     unit = "second of audio"

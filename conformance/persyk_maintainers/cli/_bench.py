@@ -17,14 +17,13 @@ from persyk_conformance.cli._report_files import write_report_files
 from persyk_conformance.cli._status import UsageProblem, Verdict
 
 from ..bench._plot import PlotUnavailable, plot_report
+from ..bench._quiet import FAILED
 from ..bench._report import compare, not_publishable, render_markdown
 from ..bench._run import SCALING, WORKLOADS, BenchConfig, run_bench, workloads_for
 
 __all__ = ["register"]
 
 _REPORT_LIMITS = JsonLimits(max_bytes=256 << 20)  # a bench report of every workload
-
-FAILED = ("invalid", "timeout", "error")
 
 
 def _sizes(text: str) -> tuple[float, ...]:
@@ -45,9 +44,9 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     if any(not argv for argv in impls):
         raise UsageProblem("--impl is empty", command="bench")
     only = tuple(name for group in args.only or () for name in group)
-    config = BenchConfig(impls=impls, scale=args.scale, repeat=args.repeat, timeout=args.timeout,
-                         only=only, sizes=args.sizes or (), data=args.data,
-                         warmup=not args.no_warmup, floor_runs=args.floor_runs)
+    config = BenchConfig(impls=impls, scale=args.scale, rounds=args.rounds, pairs=args.pairs,
+                         timeout=args.timeout, only=only, sizes=args.sizes or (), data=args.data,
+                         warmup=not args.no_warmup)
     try:
         chosen = workloads_for(config)
     except ValueError as exc:
@@ -90,7 +89,7 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
         return Verdict.FOUND
     reasons = not_publishable(report)
     if reasons:
-        print("persyk-conformance bench: not publishable (not a quiet machine): "
+        print("persyk-conformance bench: not publishable: "
               + "; ".join(reasons), file=sys.stderr)
         if args.publishable:
             return Verdict.NOT_PUBLISHABLE
@@ -106,7 +105,9 @@ def cmd_compare(args: argparse.Namespace) -> Verdict:
     result = compare(old, new, args.threshold)
     for line in result.lines:
         print(line)
-    return Verdict.found_if(bool(result.regressions))
+    if result.regressions:
+        return Verdict.FOUND
+    return Verdict.UNJUDGED if result.declined else Verdict.CLEAN
 
 
 BENCH_EPILOG = """\
@@ -115,10 +116,22 @@ workloads (--only takes these names, or globs over them):
 --sizes 10,100,1000 runs {scaling} at each size (MB, times --scale) for the cost-against-size
 plot. Exit status: 0 when every workload was timed or is unsupported; 1 when an implementation
 answered wrongly (invalid), timed out or failed; 2 for a usage problem; 4 with --publishable when
-the machine was not quiet (a load above half the cores before the run, other processes using
-more than 10% of the machine's CPU time during a workload, CPU steal above 5%, or a floor whose
-repetitions spread more than 1.3x): the reports are still written, marked NOT PUBLISHABLE.
+a figure is not precise enough (the half-width of its ratio's 95 % interval above 10 % for CPU
+workloads, 30 % for fsync ones; fewer than 2 rounds give no interval) or the machine was not
+quiet (a load above half the cores before the run, other processes using more than 10% of the
+machine's CPU time during a workload, CPU steal above 5%): the reports are still written, marked
+NOT PUBLISHABLE. `bench compare` exits 0 (no regression), 1 (a regression, or a result that
+stopped being ok), 6 (declined: a report is not publishable, so no figure is judged).
 """
+
+
+def _schedule_options(bench: argparse.ArgumentParser) -> None:
+    bench.add_argument("--rounds", type=positive_int, default=5, metavar="N",
+                       help="rounds through every workload; each figure's interval comes from "
+                            "the spread between them (default: 5; 1 gives no interval)")
+    bench.add_argument("--pairs", type=positive_int, default=20, metavar="N",
+                       help="pairs of single runs (floor and implementation, alternating which "
+                            "goes first) per workload and round (default: 20)")
 
 
 def register(sub: SubParsers, command: Command) -> None:
@@ -139,10 +152,7 @@ def register(sub: SubParsers, command: Command) -> None:
                             "built-in reference through its subprocess adapter")
     bench.add_argument("--scale", type=positive_number, default=1.0, metavar="F",
                        help="multiply every workload's size (1: the published sizes; 0.01: CI)")
-    bench.add_argument("--repeat", type=positive_int, default=3, metavar="N",
-                       help="timed repetitions per implementation (default: 3)")
-    bench.add_argument("--floor-runs", type=positive_int, default=3, metavar="N",
-                       help="each floor repetition is the least of N runs (default: 3)")
+    _schedule_options(bench)
     bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
                        help="deadline of one repetition of one workload (default: 600)")
     bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",
@@ -170,12 +180,13 @@ def register(sub: SubParsers, command: Command) -> None:
                                  required=False)
     comparison = inner.add_parser(
         "compare", help="what got slower from one JSON report to another",
-        description="Print each workload and implementation that got slower from OLD to NEW "
-                    "beyond the noise (the new fastest repetition slower than the old slowest, "
-                    "as ratios to the floor); exit 1 when one got slower by more than the "
-                    "threshold (median against median) or stopped being ok.",
+        description="Print each workload and implementation whose ratio to the floor changed "
+                    "from OLD to NEW beyond the 95 % interval of the change; exit 1 when one got "
+                    "slower by more than max(the threshold, twice its spread between rounds) or "
+                    "stopped being ok; exit 6 (declined) when either report is not publishable.",
     )
     comparison.add_argument("old", type=Path, metavar="OLD.json")
     comparison.add_argument("new", type=Path, metavar="NEW.json")
-    comparison.add_argument("--threshold", type=float, default=10.0, metavar="PCT",
-                            help="the slowdown, in percent, that fails (default: 10)")
+    comparison.add_argument("--threshold", type=float, default=5.0, metavar="PCT",
+                            help="the least slowdown, in percent, that can fail; twice a "
+                                 "workload's spread between rounds when larger (default: 5)")

@@ -20,7 +20,8 @@ CLI = CHECKOUT / "conformance" / "persyk_conformance" / "cli"
 
 @pytest.mark.parametrize(("verdict", "status"), [
     (Verdict.CLEAN, 0), (Verdict.FOUND, 1), (Verdict.BOOKKEEPING, 3),
-], ids=["clean", "found", "bookkeeping"])
+    (Verdict.NOT_PUBLISHABLE, 4), (Verdict.INCOMPLETE, 5), (Verdict.UNJUDGED, 6),
+], ids=["clean", "found", "bookkeeping", "not-publishable", "incomplete", "unjudged"])
 def test_exit_status_is_the_value_of_the_verdict(verdict: Verdict, status: int) -> None:
     assert exit_status(lambda args: verdict, argparse.Namespace()) == status
 

@@ -1,6 +1,7 @@
-"""A bench report says whether its figures are a result: the load average, the CPU steal and the
-floor's spread are recorded, a loaded run is marked NOT PUBLISHABLE at the top of every format,
-and ``bench --publishable`` exits 4 for it (a ratio taken at load 7-11 was published)."""
+"""A bench report says whether its figures are a result: each figure's interval against its
+precision target, a failed cell, the load average, the CPU steal; a run that is not is marked
+NOT PUBLISHABLE at the top of every format, and ``bench --publishable`` exits 4 for it (a ratio
+taken at load 7-11 was published)."""
 
 from __future__ import annotations
 
@@ -19,18 +20,34 @@ from persyk_maintainers.bench._report import compare, render_markdown, report_pr
 
 ROOT = CHECKOUT
 BASELINE = ROOT / "tests" / "data" / "bench-report.json"  # a whole bench of 2026-12-02
-TINY = ["--scale", "0.005", "--repeat", "2", "-q", "--only", "retry-100"]
+TINY = ["--scale", "0.005", "--rounds", "2", "--pairs", "1", "-q", "--only", "retry-100"]
+NOISE = ROOT / "tests" / "data" / "bench-noise" / "identical-a.json"  # bench format 2
+
+
+def _result(outcome: str = "ok", half: float | None = 0.05,
+            rounds: int = 3) -> dict[str, Any]:
+    ratio = {"least": 2.0, "pairsMedian": 2.1, "perRound": [2.0] * rounds,
+             "low": None if half is None else 2.0 / (1 + half),
+             "high": None if half is None else 2.0 * (1 + half),
+             "halfWidth": half, "spread": None if half is None else half / 2,
+             "rounds": rounds, "pairs": 40}
+    return {"implementation": "persyk-session 0.1.0", "outcome": outcome,
+            "detail": "" if outcome == "ok" else "it broke",
+            **({"ratio": ratio} if outcome == "ok" else {})}
 
 
 def _report(*, before_run: float | None = 0.3, during: float = 0.3, cores: int = 2,
             floor: tuple[float, ...] = (1.0, 1.1), steal: float | None = 0.0,
-            foreign: float | None = 0.01, window: float | None = 20.0) -> dict[str, Any]:
+            foreign: float | None = 0.01, window: float | None = 20.0,
+            result: dict[str, Any] | None = None, target: float = 0.1,
+            key: str = "validate-short") -> dict[str, Any]:
     return {
         "loadBeforeRun": before_run,
         "machine": {"cores": cores, "loadAverage": [during, during, during]},
         "aborted": None,
         "workloads": [{
-            "key": "validate-short",
+            "key": key, "precisionTarget": target,
+            "results": [result or _result()],
             "floor": {"seconds": list(floor), "min": min(floor), "max": max(floor)},
             "conditions": {"loadBefore": during, "loadAfter": during, "stealFraction": steal,
                            "timedCpuSeconds": window, "foreignCpuFraction": foreign,
@@ -91,11 +108,41 @@ def test_other_processes_cpu_that_could_not_be_measured_is_not_publishable() -> 
         "validate-short: nothing shows that none competed"]
 
 
-def test_a_floor_that_spreads_more_than_thirty_percent_is_not_publishable() -> None:
-    result = verdict(_report(floor=(1.0, 1.31)))
-    assert result["reasons"] == ["validate-short: the floor's repetitions spread 1.31x "
-                                 "(limit 1.3x)"]
-    assert verdict(_report(floor=(1.0, 1.29)))["publishable"]
+def test_a_figure_wider_than_its_target_is_not_publishable_and_the_reason_names_it() -> None:
+    result = verdict(_report(result=_result(half=0.12)))
+    assert result["reasons"] == ["validate-short, persyk-session 0.1.0: 2.00x, 95 % interval "
+                                 "1.79-2.24 is ±12% (target ±10%)"]
+    assert verdict(_report(result=_result(half=0.09)))["publishable"]
+
+
+def test_an_fsync_workload_is_held_to_thirty_percent() -> None:
+    assert verdict(_report(key="append-single", target=0.3,
+                           result=_result(half=0.25)))["publishable"]
+    assert verdict(_report(key="append-single", target=0.3,
+                           result=_result(half=0.31)))["reasons"] == [
+        "append-single, persyk-session 0.1.0: 2.00x, 95 % interval 1.53-2.62 is ±31% "
+        "(target ±30%)"]
+
+
+def test_a_figure_of_one_round_has_no_interval_and_is_not_publishable() -> None:
+    assert verdict(_report(result=_result(half=None, rounds=1)))["reasons"] == [
+        "validate-short, persyk-session 0.1.0: 2.00x from 1 round, no interval (at least 2 "
+        "rounds)"]
+
+
+@pytest.mark.parametrize("outcome", ["invalid", "timeout", "error"])
+def test_a_failed_cell_is_not_publishable(outcome: str) -> None:
+    assert verdict(_report(result=_result(outcome)))["reasons"] == [
+        f"validate-short, persyk-session 0.1.0: {outcome}, no figure"]
+
+
+def test_an_unsupported_cell_promised_nothing_and_does_not_refuse() -> None:
+    assert verdict(_report(result=_result("unsupported")))["publishable"]
+
+
+def test_the_floor_s_spread_no_longer_decides() -> None:
+    # A µs floor shifting level between runs (an fsync of 148-222 µs) with a precise figure.
+    assert verdict(_report(floor=(1.0, 1.61)))["publishable"]
 
 
 def test_cpu_steal_above_five_percent_is_not_publishable() -> None:
@@ -106,8 +153,8 @@ def test_cpu_steal_above_five_percent_is_not_publishable() -> None:
 
 def test_a_run_that_stopped_early_is_not_publishable() -> None:
     report = _report()
-    report["aborted"] = "interrupted during workload 1 of 1"
-    assert not verdict(report)["publishable"]
+    report["aborted"] = "interrupted during round 2 of 5"
+    assert verdict(report)["reasons"] == ["the run stopped early: interrupted during round 2 of 5"]
 
 
 def test_the_steal_fraction_is_read_from_proc_stat_deltas(tmp_path: Path) -> None:
@@ -155,13 +202,19 @@ def test_publishable_exits_4_on_a_loaded_machine_and_the_reports_say_why(
 
 
 def test_a_publishable_report_prints_no_warning_banner() -> None:
-    report = copy.deepcopy(json.loads(BASELINE
-                                      .read_text("utf-8")))
-    report["quiet"] = {"publishable": True, "reasons": [], "loadLimit": 1.0,
-                       "foreignCpuLimit": 0.1, "foreignCpuSlackSeconds": 0.05,
-                       "stealLimit": 0.05, "spreadLimit": 1.3}
-    assert "NOT PUBLISHABLE" not in render_markdown(report)
+    report = copy.deepcopy(json.loads(NOISE.read_text("utf-8")))
+    report["quiet"] = {**report["quiet"], "publishable": True, "reasons": []}
+    markdown = render_markdown(report)
+    assert "NOT PUBLISHABLE" not in markdown
+    assert "(95 % " in markdown and "4 rounds x 6 pairs)" in markdown
     assert report_problems(report) == []
+
+
+def test_a_report_of_bench_format_1_is_not_publishable_whatever_its_verdict_said() -> None:
+    report = copy.deepcopy(json.loads(BASELINE.read_text("utf-8")))
+    report["quiet"] = {"publishable": True, "reasons": []}
+    assert render_markdown(report).splitlines()[2].startswith("**NOT PUBLISHABLE")
+    assert compare(report, report).declined
 
 
 def test_the_verdict_judges_the_load_sampled_before_the_run_not_during_it(
@@ -183,8 +236,8 @@ def test_the_verdict_judges_the_load_sampled_before_the_run_not_during_it(
                    for reason in report["quiet"]["reasons"])
     markdown = render_markdown(report)
     assert "load average 0.2 before the run (the verdict's)" in markdown
-    # The timed interval is bounded by two consecutive samples: 1,000 ticks apart.
-    assert "| retry-100 | 5.0 | 5.0 | 0.0% | 10 s | 0.0% | 0.0% |" in markdown
+    # Two rounds, each timed between two consecutive samples 1,000 ticks apart: 20 s in all.
+    assert "| retry-100 | 5.0 | 5.0 | 0.0% | 20 s | 0.0% | 0.0% |" in markdown
 
 
 def test_a_run_that_was_loaded_before_it_started_is_not_publishable(

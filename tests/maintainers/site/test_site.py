@@ -45,7 +45,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def site(reports: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
-    bench = TESTS_DIR / "data" / "bench-report.json"
+    bench = TESTS_DIR / "data" / "bench-noise" / "identical-a.json"
     assert main(["site", str(reports[0]), str(reports[1]), "--out", str(out),
                  "--bench", str(bench)]) == 0
     return out

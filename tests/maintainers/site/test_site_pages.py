@@ -68,7 +68,7 @@ def site(reference: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) ->
     # The newer run first: the order of the runs is their timestamps', not the command line's.
     assert main(["site", str(paths["reference"]), str(paths["newer"]), str(paths["older"]),
                  "--slug", f"node={paths['newer']}", "--slug", f"node={paths['older']}",
-                 "--bench", str(TESTS_DIR / "data" / "bench-report.json"),
+                 "--bench", str(TESTS_DIR / "data" / "bench-noise" / "identical-a.json"),
                  "--out", str(out)]) == 0
     return out
 
