@@ -23,7 +23,7 @@ from ..cases._match import match
 __all__ = ["FREE_CHOICES", "differs_only_in_an_unstated_order", "faults_of_refused_record"]
 
 # Choices docs/spec.md declares free (implementation-defined), each under the decision that
-# says so, with what keeps the fuzzer from comparing it. tests/conformance/fuzz/test_choices.py
+# says so, with what keeps the fuzzer from comparing it. tests/conformance/fuzz/test_free_choices.py
 # checks that each decision exists and that the views agree across both answers.
 FREE_CHOICES: Mapping[str, str] = {
     "Decision (DIAG-4, DIAG-6, TREE-1), an entry that fails a shape rule":
