@@ -65,6 +65,10 @@ def _operations(profile: str) -> Mapping[str, Operation] | None:
     return None
 
 
+# results.json: every failure of these says what it committed, even one refused before any record.
+_SAYS_WHAT_IT_COMMITTED = frozenset({"append", "remove"})
+
+
 def dispatch(op: str, args: Any, profile: str = "v1") -> dict[str, Any]:
     """The body of a run reply: ``result``, ``internal`` or ``unsupported`` (no ``seq``).
 
@@ -83,7 +87,10 @@ def dispatch(op: str, args: Any, profile: str = "v1") -> dict[str, Any]:
     try:
         return {"result": operation(args)}
     except UsageError as error:
-        return {"result": {"error": {"code": str(error.code), "message": str(error)}}}
+        failure: dict[str, Any] = {"error": {"code": str(error.code), "message": str(error)}}
+        if profile == "v1" and op in _SAYS_WHAT_IT_COMMITTED:
+            failure |= {"committed": [], "alreadyPresent": []}  # nothing was, before the lock
+        return {"result": failure}
     except Exception as exc:  # the contract: never die on one request; say what happened
         return {
             "internal": {

@@ -8,6 +8,8 @@ and differ in the code alone is a disagreement only if the record breaks one rul
 reference is asked which faults the record has (an id taken with other content, APP-13; the
 read-phase fault it has as the next line, APP-9), and two codes that are both among several
 faults are an unstated choice, never reported.
+
+Two more choices are free by decision and never compared at all: :data:`FREE_CHOICES`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,19 @@ from typing import Any
 
 from ..cases._match import match
 
-__all__ = ["differs_only_in_an_unstated_order", "faults_of_refused_record"]
+__all__ = ["FREE_CHOICES", "differs_only_in_an_unstated_order", "faults_of_refused_record"]
+
+# Choices docs/spec.md declares free (implementation-defined), each under the decision that
+# says so, with what keeps the fuzzer from comparing it. tests/conformance/fuzz/test_free_choices.py
+# checks that each decision exists and that the views agree across both answers.
+FREE_CHOICES: Mapping[str, str] = {
+    "Decision (DIAG-4, DIAG-6, TREE-1), an entry that fails a shape rule":
+        "whether its id still registers changes only the errors after the first (a child's "
+        "PARENT_NOT_FOUND); view_of keeps a validate's first error alone",
+    "Decision (APP-8, REC-22, REC-24), a `recordsFile` line":
+        "written as given or serialised again; the fuzzer sends `records`, never `recordsFile`, "
+        "and compares views, never the bytes of an appended line",
+}
 
 WRITES = ("append", "remove")
 _TAKEN = "APPEND_ID_CONFLICT"  # APP-13

@@ -3,11 +3,13 @@ of the recovery decision (RCV-5, RCV-9, RCV-11, REC-14 rev. 2) and the JSONTestS
 against the decisions tests/reference/core/test_jsontestsuite.py checks the corpus with. Until
 contract 1.14.0 the decision listed a complete object followed by a CR as
 `RECOVER_TAIL_INVALID_RECORD` (S-103 and REC-14 rev. 2 say `newline-added`) and the `i_` table
-rejected three integers that REC-9 rev. 2 accepts; each test below fails on that text
+rejected three integers that REC-9 rev. 2 accepts, and the table lacked the surrogate tails S-557
+decides; each test below fails on that text
 (``test_..._finds_the_old_text``)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -99,3 +101,39 @@ def test_the_i_table_check_finds_the_old_rejection_of_big_integers() -> None:
         "| `i_number_too_big_pos_int.json` | reject | `RECORD_NUMBER_OUT_OF_RANGE` |")
     assert i_table(old)["i_number_too_big_pos_int.json"] == "RECORD_NUMBER_OUT_OF_RANGE"
     assert i_table(old) != {n: None if c is None else c.value for n, c in I_DECISIONS.items()}
+
+
+SURROGATE_TAIL = re.compile(rb"\\ud[89ab][0-9a-fA-F]{2}(\\u[0-9a-fA-F]{0,3})$")
+
+
+def _surrogate_tails_of_cases() -> list[tuple[str, bytes, str]]:
+    """(case, what follows the high surrogate escape, outcome) of every recover case whose torn
+    tail ends in a high surrogate escape and the start of another escape."""
+    found = []
+    for manifest_path in sorted((ROOT / "fixtures" / "v1" / "scenario").glob("*/case.json")):
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        data_path = manifest_path.parent / "tree" / "session" / "session.jsonl"
+        steps = manifest.get("steps", [])
+        if not data_path.is_file() or not steps or steps[0].get("op") != "recover":
+            continue
+        tail = data_path.read_bytes().rpartition(b"\n")[2]
+        match = SURROGATE_TAIL.search(tail)
+        expect = steps[0].get("expect") or {}
+        outcome = (expect.get("error") or {}).get("code") or expect.get("action")
+        if match and isinstance(outcome, str):
+            found.append((manifest["id"], match.group(1), outcome))
+    assert found, "no recover case ends its tail in a surrogate escape (S-557 was one)"
+    return found
+
+
+@pytest.mark.parametrize(("case", "after", "outcome"), _surrogate_tails_of_cases(),
+                         ids=lambda v: v if isinstance(v, str) else v.decode())
+def test_the_table_has_the_surrogate_tails_the_cases_decide(
+    case: str, after: bytes, outcome: str
+) -> None:
+    # Contract 1.13.0's table had neither \ud83d\u (incomplete) nor \ud83d\u0 (definite) while
+    # S-557 decided the second.
+    rows = [(tail, result) for tail, result in recovery_examples(SPEC)
+            if SURROGATE_TAIL.search(tail) and tail.endswith(after)]
+    assert rows, f"{case}: no row of the table ends in a high surrogate escape then {after!r}"
+    assert all(result == outcome for _, result in rows), f"{case} decides {outcome}: {rows}"
