@@ -562,7 +562,8 @@ def _late_under_held_lock(conditions: Mapping[str, Any], args: Mapping[str, Any]
     """Why a step under a held lock answered too late for its ``lockTimeout``; None when in
     time or when the step holds no lock or passes no bound."""
     bound = args.get("lockTimeout")
-    if not conditions.get("holdLock") or type(bound) not in (int, float):
+    if (not conditions.get("holdLock") or isinstance(bound, bool)
+            or not isinstance(bound, (int, float))):
         return None
     if took <= bound + LOCK_WAIT_MARGIN_SECONDS:
         return None
