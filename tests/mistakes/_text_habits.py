@@ -140,6 +140,12 @@ def _blank_lines_dropped(data: bytes) -> bytes:
     return b"".join(line + b"\n" for line in kept) + lines[-1]
 
 
+def _trailing_blanks_trimmed(data: bytes) -> bytes:
+    # REC-16: blanks after the last LF are an unterminated line; this reader trims them away.
+    last = data.rfind(b"\n") + 1
+    return data[:last] if last and not data[last:].strip(b" \t\r") else data
+
+
 def _cr_removed(data: bytes) -> bytes:
     return data.replace(b"\r", b"")
 
@@ -245,6 +251,9 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("lines-blank-lines-uncounted", "line readers",
             "blank lines skipped before numbering: later lines reported too low",
             viewing(_blank_lines_dropped), breaks=("DIAG-3",)),
+    Mistake("lines-trailing-blanks-trimmed", "line readers",
+            "trailing whitespace trimmed off the file before its last byte is checked for LF",
+            viewing(_trailing_blanks_trimmed, records=False), breaks=("REC-16",)),
     Mistake("lines-every-cr-removed", "line readers",
             "every CR byte removed before parsing (a dos2unix habit)", viewing(_cr_removed),
             breaks=("REC-3",)),

@@ -17,7 +17,7 @@ from typing import Any
 from unittest import mock
 
 from persyk_session.read import _index, _paging
-from persyk_session.write import _append, _lock
+from persyk_session.write import _append, _append_plan, _lock, _recovery, _recovery_plan
 
 from ._model import (
     Dispatch,
@@ -356,6 +356,52 @@ def _valid_tail_truncated(inner: Dispatch, op: str, args: dict[str, Any]) -> dic
     return {"result": {"action": "truncated", "preserved": name}}
 
 
+def _tail_limit_one_byte_over() -> AbstractContextManager[Any]:
+    # RCV-10: "longer than 1,048,576 bytes" read as "longer than the record and its LF".
+    stack = contextlib.ExitStack()
+    for module in (_recovery, _recovery_plan):
+        stack.enter_context(mock.patch.object(module, "MAX_RECORD_BYTES", 1_048_577))
+    return stack
+
+
+# Batch size (APP-8).
+
+
+def _utf16_units(data: bytes) -> int:
+    return len(data.decode("utf-8", "replace").encode("utf-16-le")) // 2
+
+
+def _batch_in_utf16_units(inner: Dispatch, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    """APP-8's 4 MiB measured as a string's length: UTF-16 code units, not bytes."""
+    if op != "append":
+        return inner(op, args)
+    records, file = args.get("records"), args.get("recordsFile")
+    if isinstance(records, list):
+        units = sum(_utf16_units(json.dumps(item, ensure_ascii=False,
+                                            separators=(",", ":")).encode()) + 1
+                    for item in records)
+    elif isinstance(file, str) and Path(file).is_file():
+        units = _utf16_units(Path(file).read_bytes())
+    else:
+        return inner(op, args)
+    if units > _append_plan.MAX_BATCH_BYTES:
+        return inner(op, args)
+    with mock.patch.object(_append_plan, "MAX_BATCH_BYTES", 4 * _append_plan.MAX_BATCH_BYTES):
+        return inner(op, args)
+
+
+def _records_file_lines_copied(inner: Dispatch, op: str, args: dict[str, Any]
+                               ) -> dict[str, Any]:
+    """REC-22: each recordsFile line written as given, the CR of a CRLF kept."""
+    file = args.get("recordsFile")
+    crlf = (op == "append" and isinstance(file, str) and Path(file).is_file()
+            and b"\r\n" in Path(file).read_bytes())
+    if not crlf:
+        return inner(op, args)
+    return _after_write(lambda tail: tail.replace(b"\n", b"\r\n"),
+                        ops=frozenset({"append"}))(inner, op, args)
+
+
 _thread_guard = threading.Lock()
 
 MISTAKES: tuple[Mistake, ...] = (
@@ -390,9 +436,17 @@ MISTAKES: tuple[Mistake, ...] = (
             patching(lambda: mock.patch.object(_lock, "lock_timeout",
                                                lambda timeout=None: 3600.0)),
             breaks=("APP-6",)),
+    Mistake("lock-own-bound", "locks",
+            "lockTimeout ignored: a held lock is waited for a bound of the writer's own (5 s)",
+            patching(lambda: mock.patch.object(_lock, "lock_timeout",
+                                               lambda timeout=None: 5.0)),
+            breaks=("APP-6",)),
     Mistake("write-crlf", "CR/LF and bytes on write", "records written with CRLF endings",
             around(_after_write(lambda tail: tail.replace(b"\n", b"\r\n"))),
             breaks=("REC-22",)),
+    Mistake("write-records-file-lines-copied", "CR/LF and bytes on write",
+            "the lines of a recordsFile copied as given: the CR of a CRLF line written back",
+            around(_records_file_lines_copied), breaks=("REC-22",)),
     Mistake("write-lf-before-record", "CR/LF and bytes on write",
             "the separator written before each record, none after the last",
             around(_after_write(lambda tail: b"\n" + tail[:-1])), breaks=("REC-22", "APP-10")),
@@ -425,6 +479,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "json.dumps default separators: a space after , and :", around(_after_write(
                 _each_line(lambda v: json.dumps(v, ensure_ascii=False)))),
             allowed="REC-24 (no insignificant whitespace) is a SHOULD"),
+    Mistake("js-batch-size-in-utf16-units", "JavaScript",
+            "the 4 MiB batch limit measured as string length (UTF-16 code units), not bytes",
+            around(_batch_in_utf16_units), breaks=("APP-8",)),
     Mistake("batch-all-or-nothing", "prefix commits",
             "a refused record rolls the whole batch back (a transaction habit)",
             around(_all_or_nothing), breaks=("APP-14",)),
@@ -457,6 +514,9 @@ MISTAKES: tuple[Mistake, ...] = (
             around(_recovers_on_read), breaks=("RCV-1", "CTX-19")),
     Mistake("recover-drops-fragment", "recovery", "the cut fragment is not preserved",
             around(_fragment_dropped), breaks=("RCV-6",)),
+    Mistake("recover-tail-limit-off-by-one", "recovery",
+            "a tail of 1,048,577 bytes recovered: the limit counts the LF recovery would add",
+            patching(_tail_limit_one_byte_over), breaks=("RCV-10",)),
     Mistake("recover-truncates-valid-tail", "recovery",
             "an unterminated last line that is a valid record is cut, not completed",
             around(_valid_tail_truncated), breaks=("RCV-4",)),

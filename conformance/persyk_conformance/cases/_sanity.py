@@ -17,7 +17,9 @@ It checks, and reports every failure as one line:
   at least one case (a search diagnostic and its ``cause`` count);
 * every MUST rule of the append and recover phases has two cases of level MUST, or a harness
   check and one; ``rules_on_one_case`` lists, for every phase, the MUST rules that
-  still rest on one case, and ``check-fixtures`` prints them;
+  still rest on one case, and ``check-fixtures`` prints them; it also prints, for each MUST
+  rule with a numeric limit, the cases at the limit and one past it on each side
+  (``_boundaries.BOUNDARIES``);
 * every schema file is a valid JSON Schema 2020-12;
 * every record of every golden case is valid against ``schemas/v1`` (independently of the
   reference implementation).
@@ -38,6 +40,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from .._bounded import Refused
+from ._boundaries import boundary_report
 from ._load import CASE_GROUPS, default_root, manifest_problems, read_manifest
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "UNEXERCISABLE_RULES",
     "OneCase",
     "check_fixtures",
+    "limit_boundaries",
     "required_codes",
     "rules_on_one_case",
     "rules_resting_on_one_case",
@@ -141,6 +145,12 @@ def rules_resting_on_one_case(
     manifests = _manifests(default_root() if root is None else root, [])
     return rules_on_one_case([manifest for _, manifest in manifests],
                              persyk_contract.rules() if rules is None else rules, harness_rules)
+
+
+def limit_boundaries(root: Traversable | None = None) -> list[str]:
+    """``boundary_report`` over the cases under ``root`` (default: the installed fixtures)."""
+    manifests = _manifests(default_root() if root is None else root, [])
+    return boundary_report([manifest for _, manifest in manifests])
 
 
 def required_codes(

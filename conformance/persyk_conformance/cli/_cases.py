@@ -84,7 +84,7 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     """The sanity check, then every case in-process against the reference: both must be clean.
     The harness checks that need adapter processes of their own cannot run in-process; they are
     named, not counted against the fixtures (``run`` runs them through the adapter)."""
-    from ..cases._sanity import check_fixtures, rules_resting_on_one_case
+    from ..cases._sanity import check_fixtures, limit_boundaries, rules_resting_on_one_case
     from ..harness._registry import checks_for, needs_a_process, registry_problems
     from ..run._outcomes import Outcome
     from ._run import RunConfig, execute
@@ -93,6 +93,7 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     # A harness check is evidence for its rules beside the cases.
     harness = {check.id: check.rules for check in checks_for("v1")}
     on_one_case = []
+    boundaries: list[str] = []
     if args.profile != "v1":
         from ..cases._sanity_profile import check_profile_fixtures
 
@@ -101,12 +102,15 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     else:
         problems = check_fixtures(args.fixtures, spec_text=spec, harness_rules=harness)
         on_one_case = rules_resting_on_one_case(args.fixtures, harness_rules=harness)
+        boundaries = limit_boundaries(args.fixtures)
     record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
     problems += registry_problems({r.id for r in record.results if r.kind != "harness"})
     for problem in problems:
         print(f"fixtures: {problem}")
     for one in on_one_case:
         print(f"one case: {one.describe()}")
+    for line in boundaries:
+        print(f"boundary: {line}")
     needs_process = [r for r in record.results if needs_a_process(r)]
     not_passing = [r for r in record.results
                    if r.outcome is not Outcome.PASS and r not in needs_process]

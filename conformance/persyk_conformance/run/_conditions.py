@@ -82,6 +82,13 @@ def prepare_workspace(workspace: Path, actions: Sequence[Mapping[str, Any]]) -> 
             copy = path.with_name(path.name + ".persyk-swap")
             shutil.copyfile(path, copy)
             os.rename(copy, path)
+        elif "overwrite" in action:
+            # SRCH-39: the same file (device and inode), other bytes, as an in-place editor.
+            path = confined(workspace, action["overwrite"], "prepare overwrite")
+            data = confined(workspace, action["from"], "prepare from").read_bytes()
+            with open(path, "r+b") as out:
+                out.write(data)
+                out.truncate()
         elif "remove" in action:
             path = confined(workspace, action["remove"], "prepare remove")
             if path.is_dir() and not path.is_symlink():

@@ -72,6 +72,11 @@ MAX_START_TIMEOUTS = 2
 # The least time a snapshot of a workspace or of the sandbox may take (more with a longer
 # --timeout); past it the case fails (SnapshotTooLarge).
 SNAPSHOT_SECONDS = 10.0
+# The protocol's lockTimeout: "wait at most that long for the session lock, then answer
+# LOCK_UNAVAILABLE" (APP-6). A step that passes it while the runner holds the lock must answer
+# within it and this margin (a round trip, a start, a loaded machine), not within the step's
+# deadline alone: an implementation that waits for a bound of its own is caught here.
+LOCK_WAIT_MARGIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,10 +448,12 @@ class Runner:
                           else reuse)
                 untouched = ReadWatch.begin(workspace, before,
                                             step.op in self.profile.read_only_ops)
+                asked = time.perf_counter()
                 try:
                     reply = self._ask(step.op, args, conditions.get("fileSizeLimit"))
                 finally:
                     untouched.end()  # before the held lock's close, which is the runner's
+                took = time.perf_counter() - asked
         except AdapterCrashed as exc:
             verdict.set(Outcome.CRASH, str(exc), number, step.op)
             self._kill()
@@ -482,6 +489,10 @@ class Runner:
                         number, step.op)
             return None
         assert isinstance(reply, Result)
+        late = _late_under_held_lock(conditions, args, took)
+        if late is not None:
+            verdict.set(Outcome.FAIL, late, number, step.op)
+            return None
         return reply, before, untouched
 
     def _ask(self, op: str, args: Mapping[str, Any], limit: Any) -> Reply:
@@ -544,6 +555,20 @@ def held_lock(workspace: Path, relative: str | Sequence[str] | None) -> Iterator
     finally:
         for fd in held:
             os.close(fd)  # closing the descriptor releases the flock
+
+
+def _late_under_held_lock(conditions: Mapping[str, Any], args: Mapping[str, Any],
+                          took: float) -> str | None:
+    """Why a step under a held lock answered too late for its ``lockTimeout``; None when in
+    time or when the step holds no lock or passes no bound."""
+    bound = args.get("lockTimeout")
+    if (not conditions.get("holdLock") or isinstance(bound, bool)
+            or not isinstance(bound, (int, float))):
+        return None
+    if took <= bound + LOCK_WAIT_MARGIN_SECONDS:
+        return None
+    return (f"the answer under a held lock came after {took:.2f} s, more than lockTimeout "
+            f"{bound} s and {LOCK_WAIT_MARGIN_SECONDS} s: the lock wait ignores lockTimeout")
 
 
 def _materialize(case: Case, workspace: Path) -> None:
