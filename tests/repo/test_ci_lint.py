@@ -1,6 +1,7 @@
 """The CI recipes as text: what they pin, what each GitLab job fetches, and what zizmor and
 actionlint say about them (docs/implementers/ci.md, "Pinning"). The recipes' workflows are the
-YAML blocks of docs/implementers/ci.md; the runs of the recipes are tests/repo/test_ci_recipes.py."""
+YAML blocks of docs/implementers/ci.md; the runs of the recipes are in test_ci_recipes.py and
+test_ci_fresh_jobs.py."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def _doc_workflows() -> list[str]:
 
 def _doc_gitlab() -> dict[str, Any]:
     (block,) = [block for block in _doc_blocks() if "extends: .persyk-run" in block]
-    loaded: dict[str, Any] = yaml.load(block, Loader=_GitLabLoader)  # noqa: S506 (safe subclass)
+    loaded: dict[str, Any] = yaml.load(block, Loader=_GitLabLoader)  # a SafeLoader
     return loaded
 
 
