@@ -37,6 +37,7 @@ publish() {  # the Markdown of the step, into the job summary where there is one
 case "$cmd" in
   install)
     suite=${PERSYK_SUITE:?PERSYK_SUITE: the suite checkout to install}
+    case "$suite" in /* | ./* | ../*) ;; *) suite=./$suite ;; esac  # pip reads `name[x]` as a package
     python3 -m venv "$venv" && "$venv/bin/pip" install --quiet "$suite[site]" || exit $?
     if command -v strace >/dev/null 2>&1; then exit 0; fi
     as_root=()

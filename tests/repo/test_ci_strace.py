@@ -17,7 +17,8 @@ SCRIPT = CHECKOUT / "ci" / "persyk-ci.sh"
 BASICS = ("bash", "cat", "mkdir", "chmod", "timeout", "true", "dirname")
 FAKE_PYTHON = """#!/bin/bash
 # python3 -m venv DIR: a venv whose pip installs nothing
-mkdir -p "$3/bin" && printf '#!/bin/bash\\nexit 0\\n' > "$3/bin/pip" && chmod +x "$3/bin/pip"
+mkdir -p "$3/bin" && printf '#!/bin/bash\\necho "$@" > pip.log\\n' > "$3/bin/pip"
+chmod +x "$3/bin/pip"
 """
 
 
@@ -96,3 +97,14 @@ def test_the_fake_machine_has_no_strace_of_its_own(tmp_path: Path) -> None:
     bin_dir = _machine(tmp_path, uid=0, sudo=False, apt_get=None)
     assert shutil.which("strace", path=str(bin_dir)) is None
     assert os.access(bin_dir / "python3", os.X_OK)
+
+
+def test_install_reads_a_relative_suite_as_a_folder_not_a_package_name(tmp_path: Path) -> None:
+    # GitLab's PERSYK_SUITE is relative (persyk-session-conformance): pip would look it up on PyPI.
+    bin_dir = _machine(tmp_path, uid=0, sudo=False, apt_get=None)
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "PERSYK_SUITE": "suite"}
+    done = subprocess.run([str(bin_dir / "bash"), str(SCRIPT), "install"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "pip.log").read_text("utf-8").split() == ["install", "--quiet",
+                                                                  "./suite[site]"]
