@@ -4,7 +4,7 @@ tested"). tests/repo/test_ci_recipes.py runs the same steps in place, fast, with
 this test run; this file is what catches a job that forgets to fetch or install the suite.
 
 What needs github.com is played, and only that: GitHub's download of the action is a copy of
-the suite's tracked files into the job's `_actions` folder; `actions/cache` is a pip cache
+the suite's tracked files into the job's folder of actions; `actions/cache` is a pip cache
 folder shared by the jobs (a restored cache); `upload-artifact` and `download-artifact` copy
 folders. GitLab's jobs run under gitlab-ci-local's shell executor, the suite's URL a local git
 repository of the suite's tracked files; the implementation is the project's own checkout."""
