@@ -158,9 +158,14 @@ def github_pipeline(tmp_path_factory: pytest.TempPathFactory, suite_tree: Path,
     jobs = {}
     for k in (1, 2):
         job = jobs[f"shard{k}"] = _Job(root / f"shard{k}", suite_tree, pip_cache, artifacts)
-        # The implementation: the reference adapter, installed with the suite in this job.
-        impl = f"{job.temp}/persyk-venv/bin/python -m persyk_session.cli adapter"
-        job.results = job.run("run", {"impl": impl, "shard": f"{k}/2", "only": ONLY})
+        # The implementation's checkout: an adapter script calling the reference installed
+        # with the suite in this job. The command line is the same in every shard, as on
+        # GitHub (shards of one run must agree on it).
+        (job.workspace / "adapter.sh").write_text(
+            f'exec "{job.temp}/persyk-venv/bin/python" -m persyk_session.cli adapter "$@"\n',
+            "utf-8")
+        job.results = job.run("run", {"impl": "bash adapter.sh", "shard": f"{k}/2",
+                                      "only": ONLY})
     merge = jobs["merge"] = _Job(root / "merge", suite_tree, pip_cache, artifacts)
     merge.results = merge.run("merge", {})
     return jobs
@@ -263,12 +268,15 @@ def _gitlab_job_log(done: subprocess.CompletedProcess[str], job: str) -> str:
 def test_each_gitlab_shard_fetches_and_installs_the_suite_and_fails_its_failing_cases(
     gitlab_pipeline: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
-    done, _ = gitlab_pipeline
+    done, project = gitlab_pipeline
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    builds = project / ".gitlab-ci-local"
     for k in (1, 2):
         log = _gitlab_job_log(done, f"persyk: [{k}/2]")
-        assert "persyk-ci: run shard" in log, done.stdout[-3000:]
+        assert "persyk-ci.sh\" run" in log, done.stdout[-3000:]
         assert "set PERSYK_SUITE_URL" not in log
+        assert f" FAIL  persyk: [{k}/2]" in done.stdout  # the failing implementation
+        assert list(builds.rglob(f"report-shard-{k}.json")), f"shard {k} wrote no report"
 
 
 def test_the_gitlab_merge_runs_after_failed_shards_and_writes_the_merged_report(
@@ -281,4 +289,4 @@ def test_the_gitlab_merge_runs_after_failed_shards_and_writes_the_merged_report(
     artifacts = project / ".gitlab-ci-local" / "artifacts" / "persyk-merge" / "persyk-out"
     assert (artifacts / "report.json").is_file(), sorted(map(str, project.rglob("report.json")))
     assert (artifacts / "junit.xml").is_file() and (artifacts / "site" / "index.html").is_file()
-    assert "FAIL 1" in log
+    assert " FAIL  persyk-merge" in done.stdout
