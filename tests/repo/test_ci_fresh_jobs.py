@@ -102,7 +102,10 @@ class _Job:
         return results
 
     def _expand(self, text: str, context: dict[str, str]) -> str:
-        return re.sub(r"\$\{\{([^}]*)\}\}", lambda m: context[m[1].strip()], text)
+        def lookup(match: re.Match[str]) -> str:
+            name = match[1].strip()  # an output of a step that did not run is empty
+            return context.get(name, "") if name.startswith("steps.") else context[name]
+        return re.sub(r"\$\{\{([^}]*)\}\}", lookup, text)
 
     def _shell(self, step: dict[str, Any], n: int, action_path: Path,
                context: dict[str, str]) -> int:
@@ -133,8 +136,7 @@ class _Job:
         if action == "actions/cache":  # a restored cache: the shared folder at the path
             Path(args["path"]).symlink_to(self.pip_cache, target_is_directory=True)
         elif action == "actions/upload-artifact":
-            assert args["name"], "the artifact has no name"
-            if (self.workspace / args["path"]).exists():  # else: a warning, no artifact
+            if args["name"] and (self.workspace / args["path"]).exists():  # else nothing to upload
                 shutil.copytree(self.workspace / args["path"], self.artifacts / args["name"])
         elif action == "actions/download-artifact":
             dest = self.workspace / args["path"]
