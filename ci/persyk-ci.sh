@@ -5,7 +5,9 @@
 #   install  a virtual environment with the suite: PERSYK_SUITE (the suite's checkout),
 #            PERSYK_VENV (default .persyk-venv); and strace, where apt-get exists and may be
 #            used (root, or sudo without a password): without it the crash and power-loss
-#            checks cannot run, and the run is INCOMPLETE (exit 5)
+#            checks cannot run (outcome unverified), and the run is INCOMPLETE (exit 5)
+#   cache-key  the key of the pip cache in PERSYK_OUTPUT as `key=...`: the Python version and
+#            a hash of the suite's pyproject.toml (PERSYK_SUITE)
 #   run      the suite against PERSYK_IMPL (an adapter command line); PERSYK_SHARD K/N runs one
 #            shard; PERSYK_EXPECTED_FAILURES a file; PERSYK_ONLY selectors (comma-separated);
 #            PERSYK_ACCEPT_UNVERIFIED=1 passes --accept-unverified;
@@ -35,15 +37,35 @@ publish() {  # the Markdown of the step, into the job summary where there is one
 case "$cmd" in
   install)
     suite=${PERSYK_SUITE:?PERSYK_SUITE: the suite checkout to install}
+    case "$suite" in /* | ./* | ../*) ;; *) suite=./$suite ;; esac  # pip reads `name[x]` as a package
     python3 -m venv "$venv" && "$venv/bin/pip" install --quiet "$suite[site]" || exit $?
-    if ! command -v strace >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-      as_root=()
-      if [ "$(id -u)" != 0 ]; then as_root=(sudo -n); fi
-      # Bounded: a mirror that hangs must not eat CI's time; failing here costs the checks
-      # that need strace (unverified), not the job.
-      timeout 300 "${as_root[@]}" bash -c 'apt-get update -qq && apt-get install -y -qq strace' \
-        >/dev/null 2>&1 || say "could not install strace: the crash checks will be unverified"
+    if command -v strace >/dev/null 2>&1; then exit 0; fi
+    as_root=()
+    if [ "$(id -u)" != 0 ]; then as_root=(sudo -n); fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+      why="no apt-get"
+    elif [ "${#as_root[@]}" -gt 0 ] && ! sudo -n true >/dev/null 2>&1; then
+      why="not root, and no sudo without a password"
+    # Bounded: a mirror that hangs must not eat CI's time; failing here costs the checks
+    # that need strace (unverified), not the job.
+    elif ! timeout 300 "${as_root[@]}" bash -c \
+        'apt-get update -qq && apt-get install -y -qq strace' >/dev/null 2>&1; then
+      why="apt-get install strace failed"
     fi
+    if ! command -v strace >/dev/null 2>&1; then
+      say "strace is missing (${why:-not found after apt-get}): the crash and power-loss checks" \
+        "will be unverified and the run INCOMPLETE (exit 5) unless PERSYK_ACCEPT_UNVERIFIED=1"
+    fi
+    ;;
+  cache-key)
+    suite=${PERSYK_SUITE:?PERSYK_SUITE: the suite checkout whose dependencies are cached}
+    key=$(python3 - "$suite/pyproject.toml" <<'PY'
+import hashlib, sys
+digest = hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16]
+print(f"persyk-pip-py{sys.version_info[0]}.{sys.version_info[1]}-{digest}")
+PY
+) || exit 2
+    if [ -n "$output" ]; then echo "key=$key" >> "$output"; else echo "$key"; fi
     ;;
   run)
     impl=${PERSYK_IMPL:?PERSYK_IMPL: the adapter command line}
@@ -96,7 +118,7 @@ case "$cmd" in
     exit "$status"
     ;;
   *)
-    say "usage: persyk-ci.sh install|run|merge|gate (docs/implementers/ci.md)"
+    say "usage: persyk-ci.sh install|cache-key|run|merge|gate (docs/implementers/ci.md)"
     exit 2
     ;;
 esac

@@ -3,11 +3,11 @@ GitLab templates (ci/gitlab/persyk.gitlab-ci.yml) are executed step by step in a
 the variables those systems set, against the reference adapter: a two-shard matrix, its merge
 (report, JUnit, site), and the format gate; a failing implementation fails its job.
 
-The steps that install the suite (`persyk-ci.sh install`: a venv and `pip install` of the
-checkout) are not run here: they are the README's own first command, which tests/repo/test_readme.py
-and the wheel test exercise; instead the suite of this test run is given as PERSYK_BIN. The
-`uses:` steps (upload/download-artifact) are played by copying the shard folders together,
-as the artifact actions would."""
+These run in place and fast: the steps that install the suite (the pip cache key and
+`persyk-ci.sh install`: a venv and `pip install` of the checkout) are not run here, and the
+suite of this test run is given as PERSYK_BIN; the `uses:` steps (upload/download-artifact) are
+played by copying the shard folders together, as the artifact actions would. The same jobs in
+fresh folders, each installing the suite it fetched, are tests/repo/test_ci_fresh_jobs.py."""
 
 from __future__ import annotations
 
@@ -52,10 +52,11 @@ def _github_steps(action: str, inputs: dict[str, str], workdir: Path, summary: P
                 "runner.temp": str(workdir / "runner-temp"), "steps.run.outputs.artifact": ""}
     statuses = []
     for step in spec["runs"]["steps"]:
-        if "run" not in step or "install" in step.get("name", ""):
+        if "run" not in step or step.get("name") in {"install the suite", "the pip cache key"}:
             continue  # uses: steps are played by the test; install: see the module docstring
         env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
-               "GITHUB_WORKSPACE": str(workdir), "CI": "true", "GITHUB_ACTIONS": "true"}
+               "GITHUB_WORKSPACE": str(workdir), "CI": "true", "GITHUB_ACTIONS": "true",
+               "GITHUB_ACTION_PATH": context["github.action_path"]}
         env |= {k: _expand(str(v), context) for k, v in step.get("env", {}).items()}
         env["PERSYK_BIN"] = str(SCRIPTS)
         proc = subprocess.run(["bash", "-c", _expand(step["run"], context)], cwd=cwd or workdir,
