@@ -1,14 +1,15 @@
 """Replies with JSON that is valid text but hostile data, written by hand so no encoder can
-tame it: --surrogate (a hello and a validate result whose texts hold lone surrogates,
-``"\\ud800"``), or --deep (a validate result nested 200,000 arrays deep, which a recursive
-parser or printer cannot follow)."""
+tame it: --surrogate-hello (an implementation name holding a lone surrogate, ``"\\udc80"``),
+--surrogate (a validate result whose error message holds two, ``"\\ud800 \\udfff"``), or
+--deep (a validate result nested 200,000 arrays deep, which a recursive parser or printer
+cannot follow)."""
 
 import json
 import sys
 
 MODE = sys.argv[1]
 DEPTH = 200_000
-NAME = "hostile \\udc80 json" if MODE == "--surrogate" else "hostile json"
+NAME = "hostile \\udc80 json" if MODE == "--surrogate-hello" else "hostile json"
 HELLO = ('{"protocol": 1, "capabilities": ["read"], "implementation": '
          f'{{"name": "{NAME}", "version": "0", "language": "python"}}}}')
 
