@@ -192,15 +192,7 @@ def execute(
             plan = plan_cases(sandbox, config)
             expected = _expected_failures(config, plan)
         except KeyboardInterrupt as stop:  # a signal before the first case: a report of none
-            return RunRecord(
-                suite_version=__version__, protocol=PROTOCOL_VERSION, implementation=None,
-                capabilities=(), command=None if config.in_process else _adapter_spec(config).argv,
-                mode="in-process" if config.in_process else "subprocess", platform=_platform(),
-                started_at=loading_since, finished_at=_now(),
-                duration_ms=(time.perf_counter() - loading_began) * 1000, results=(),
-                profile=config.profile, aborted=interrupted_by(stop), shard=None,
-                accept_unverified=config.accept_unverified,
-            )
+            return _stopped_before_any_case(config, stop, loading_since, loading_began)
         progress = progress_line(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
@@ -239,6 +231,20 @@ def execute(
         )
     finally:
         _close_run(runner, early, sandbox)
+
+
+def _stopped_before_any_case(
+    config: RunConfig, stop: KeyboardInterrupt, started_at: str, began: float
+) -> RunRecord:
+    """The record of a run a signal ended while its adapter started or its cases loaded."""
+    return RunRecord(
+        suite_version=__version__, protocol=PROTOCOL_VERSION, implementation=None,
+        capabilities=(), command=None if config.in_process else _adapter_spec(config).argv,
+        mode="in-process" if config.in_process else "subprocess", platform=_platform(),
+        started_at=started_at, finished_at=_now(),
+        duration_ms=(time.perf_counter() - began) * 1000, results=(), profile=config.profile,
+        aborted=interrupted_by(stop), shard=None, accept_unverified=config.accept_unverified,
+    )
 
 
 def _expected_failures(config: RunConfig, plan: Plan) -> dict[str, str]:

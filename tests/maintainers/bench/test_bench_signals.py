@@ -1,8 +1,9 @@
-"""SIGTERM and SIGHUP stop ``persyk-conformance bench`` as Ctrl-C does (maintainers/cli/_bench.py
-over cli/_run_signals.py): the adapters are killed, the report holds every workload that
-finished with ``aborted`` saying where it stopped, the sandbox is removed, and the status is
-128 + the signal's number. Broken variant this catches: SIGTERM left to its default (the bench
-dies without a report and leaves its sandbox and its adapter)."""
+"""SIGTERM and SIGHUP stop ``persyk-conformance bench`` as Ctrl-C does
+(persyk_maintainers/cli/_bench.py over persyk_conformance/cli/_run_signals.py): the adapters
+are killed, the report holds every workload that finished with ``aborted`` saying where it
+stopped, the sandbox is removed, and the status is 128 + the signal's number. Broken variant
+this catches: SIGTERM left to its default (the bench dies without a report and leaves its
+sandbox and its adapter)."""
 
 from __future__ import annotations
 
