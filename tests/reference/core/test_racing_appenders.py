@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from _writes import new_session
 from persyk_session.read._store import open_session
 from persyk_session.write._recovery import recover
@@ -42,14 +43,17 @@ for n in range(count):
     print(ident, flush=True)
 """
 
+# A pause between recoveries: flock is not fair, and a recoverer that takes the lock again at
+# once would starve the appenders (they poll for it) instead of racing them.
 RECOVERER = """
-import sys
+import sys, time
 from persyk_session.write._recovery import recover
 while True:
     try:
         recover(sys.argv[1], timeout=0.05)
     except Exception:  # the lock is held: the race goes on
         pass
+    time.sleep(0.005)
 """
 
 RECORDS_EACH = 60
@@ -61,6 +65,7 @@ def _start(code: str, *args: str) -> subprocess.Popen[str]:
                             text=True)
 
 
+@pytest.mark.slow
 def test_appenders_killed_beside_a_racing_recover_lose_no_acknowledged_record(
     tmp_path: Path,
 ) -> None:
@@ -80,8 +85,9 @@ def test_appenders_killed_beside_a_racing_recover_lose_no_acknowledged_record(
                 acknowledged[prefix].append(line.strip())
             proc.send_signal(signal.SIGKILL)
         for prefix, proc in appenders.items():
-            out, _ = proc.communicate(timeout=120)
-            acknowledged[prefix] += out.split()
+            proc.wait(timeout=120)
+            assert proc.stdout is not None  # read through its buffer: readline filled it
+            acknowledged[prefix] += proc.stdout.read().split()
         time.sleep(0.1)  # a few more recoveries against the settled file
     finally:
         for proc in (*appenders.values(), recoverer):
