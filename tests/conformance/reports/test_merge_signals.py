@@ -13,15 +13,24 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from persyk_conformance import _whole_files
+from persyk_conformance.adapters import _processes
 from persyk_conformance.cli import main
 from persyk_conformance.reports import _merge
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
+
+
+@pytest.fixture(autouse=True)
+def fresh_stop_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal is delivered to this test's own process: its "the run is ending" flag
+    (adapters/_processes.py), set for good as the process would exit, is this test's alone."""
+    monkeypatch.setattr(_processes, "_ending", threading.Event())
 
 
 @pytest.fixture(scope="module")

@@ -68,8 +68,9 @@ def test_hundreds_of_cases_leave_no_descriptor_zombie_or_thread_behind(
 ) -> None:
     tree = write_cases(tmp_path / "cases")
     execute(RunConfig(only=("G-001",), harness=False))  # imports, caches: what a run keeps
+    # Zombies an earlier test of this worker left are theirs: only new ones count here.
     descriptors, threads = _open_descriptors(), threading.active_count()
-    assert _zombie_children() == []
+    zombies_before = set(_zombie_children())
 
     record = execute(RunConfig(only=REFERENCE_SELECTION, harness=False))
     assert len(record.results) >= 150
@@ -79,6 +80,6 @@ def test_hundreds_of_cases_leave_no_descriptor_zombie_or_thread_behind(
     for _ in range(5):  # orphans: a daemon per case, re-parented to the runner and killed
         run(tree, fake("escaped_grandchild", "--close"), "G-001", timeout=5)
 
-    assert _zombie_children() == []
+    assert set(_zombie_children()) <= zombies_before
     assert _open_descriptors() == descriptors
     assert _settled_threads(threads) == threads

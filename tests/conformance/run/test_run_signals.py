@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 import pytest
 from _processes import MARK, processes_marked
 from fakes.casetree import fake
+from persyk_conformance.adapters import _processes
 from persyk_conformance.cli import _run, main
 
 # A helper per adapter start, in the adapter's process group, carrying MARK (the environment).
@@ -187,6 +189,8 @@ def test_signal_while_the_cases_load_reports_no_case_and_exits_128_plus_signal(
     token = secrets.token_hex(8)
     temp = tmp_path / "temp"
     temp.mkdir()
+    # Delivered to this process: its "the run is ending" flag, set for good, is this test's.
+    monkeypatch.setattr(_processes, "_ending", threading.Event())
     monkeypatch.setenv(MARK, token)
     monkeypatch.setenv("TMPDIR", str(temp))
     monkeypatch.setattr(tempfile, "tempdir", str(temp))

@@ -11,14 +11,23 @@ import json
 import os
 import signal
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from persyk_conformance.adapters import _processes
 from persyk_conformance.cli import main
 from persyk_maintainers.bench import _run as _bench_run
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
+
+
+@pytest.fixture(autouse=True)
+def fresh_stop_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal is delivered to this test's own process: its "the run is ending" flag
+    (adapters/_processes.py), set for good as the process would exit, is this test's alone."""
+    monkeypatch.setattr(_processes, "_ending", threading.Event())
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=[s.name for s in SIGNALS])
