@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._escape import for_json
 from ._commands import Command, SubParsers
 from ._report_files import write_report_files
 from ._status import UsageProblem, Verdict
+
+if TYPE_CHECKING:
+    from ._run_signals import SignalWatch
 
 __all__ = ["cmd_merge", "register"]
 
@@ -25,6 +28,17 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def cmd_merge(args: argparse.Namespace) -> Verdict:
+    """SIGINT, SIGTERM or SIGHUP (cli/_run_signals.py) while the shards are read and joined end
+    the merge at once with nothing written; once the reports are being written, a first signal
+    waits for them to be written whole, and the status is then 128 + the signal's number."""
+    from ._run_signals import watching_signals
+
+    with watching_signals() as signals:
+        verdict = _merge(args, signals)
+    return verdict if signals.exit_status is None else Verdict(signals.exit_status)
+
+
+def _merge(args: argparse.Namespace, signals: SignalWatch) -> Verdict:
     from ..reports._merge import MergeError, merge_reports, record_from_report
     from ..reports._run import render_junit, render_markdown, render_text
 
@@ -38,6 +52,7 @@ def cmd_merge(args: argparse.Namespace) -> Verdict:
               f" ran {len(shard['cases'])} case(s) with {_declared(shard)}", file=sys.stderr)
     record = record_from_report(merged)
     text = for_json(merged, indent=1) + "\n"
+    signals.raising = False  # from here a first signal waits for the reports (written whole)
     written = write_report_files([(args.report, lambda: text),
                                   (args.junit, lambda: render_junit(record))], command="merge")
     if args.format == "json":

@@ -182,17 +182,17 @@ def execute(
     of what it has, with ``aborted`` saying why; the sandbox is removed in every case.
     """
     sandbox = Sandbox.create()
-    early = _early_lanes(config)
+    early: EarlyLanes | None = None
     runner: Runner | None = None
     try:
-        runner, command, mode = _early_runner(config, sandbox)
-        plan = plan_cases(sandbox, config)
-        expected: dict[str, str] = {}
-        if config.expected_failures is not None:
-            try:
-                expected = load_expected_failures(config.expected_failures, plan.known)
-            except ExpectedFailuresError as exc:
-                raise UsageProblem(str(exc)) from None
+        loading_since, loading_began = _now(), time.perf_counter()
+        try:  # the lanes and the adapter start while the cases load
+            early = _early_lanes(config)
+            runner, command, mode = _early_runner(config, sandbox)
+            plan = plan_cases(sandbox, config)
+            expected = _expected_failures(config, plan)
+        except KeyboardInterrupt as stop:  # a signal before the first case: a report of none
+            return _stopped_before_any_case(config, stop, loading_since, loading_began)
         progress = progress_line(progress_stream, plan.total)
         started_at = _now()
         began = time.perf_counter()
@@ -231,6 +231,30 @@ def execute(
         )
     finally:
         _close_run(runner, early, sandbox)
+
+
+def _stopped_before_any_case(
+    config: RunConfig, stop: KeyboardInterrupt, started_at: str, began: float
+) -> RunRecord:
+    """The record of a run a signal ended while its adapter started or its cases loaded."""
+    return RunRecord(
+        suite_version=__version__, protocol=PROTOCOL_VERSION, implementation=None,
+        capabilities=(), command=None if config.in_process else _adapter_spec(config).argv,
+        mode="in-process" if config.in_process else "subprocess", platform=_platform(),
+        started_at=started_at, finished_at=_now(),
+        duration_ms=(time.perf_counter() - began) * 1000, results=(), profile=config.profile,
+        aborted=interrupted_by(stop), shard=None, accept_unverified=config.accept_unverified,
+    )
+
+
+def _expected_failures(config: RunConfig, plan: Plan) -> dict[str, str]:
+    """The implementer's expected failures (``--expected-failures``), checked against the plan."""
+    if config.expected_failures is None:
+        return {}
+    try:
+        return load_expected_failures(config.expected_failures, plan.known)
+    except ExpectedFailuresError as exc:
+        raise UsageProblem(str(exc)) from None
 
 
 def _early_runner(

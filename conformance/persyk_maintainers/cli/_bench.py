@@ -58,11 +58,18 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     for plot in args.plot or ():
         if plot.suffix.lower() not in (".png", ".svg"):
             raise UsageProblem(f"--plot {plot}: use .png or .svg", command="bench")
-    try:
-        report = run_bench(config, None if args.quiet else sys.stderr)
-    except Refused as exc:  # --data holds a link, a FIFO or a device
-        raise UsageProblem(f"--data: {exc}", command="bench") from None
-    return _write(report, args)
+    # SIGTERM and SIGHUP stop the bench as Ctrl-C does: the adapters are killed, the report
+    # holds every workload that finished, and the status is 128 + the signal's number.
+    from persyk_conformance.cli._run_signals import watching_signals
+
+    with watching_signals() as signals:
+        try:
+            report = run_bench(config, None if args.quiet else sys.stderr)
+        except Refused as exc:  # --data holds a link, a FIFO or a device
+            raise UsageProblem(f"--data: {exc}", command="bench") from None
+        signals.raising = False  # a first signal from here waits for the reports
+        written = _write(report, args)
+    return written if signals.exit_status is None else Verdict(signals.exit_status)
 
 
 def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:

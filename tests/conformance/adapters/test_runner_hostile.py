@@ -211,6 +211,33 @@ def test_oversized_reply_reaches_the_report_as_a_bounded_excerpt(
     assert len(dumps_report(record)) < 100_000  # 2 x 4 MiB said, a few KB kept
 
 
+# --- 19.11: replies that are JSON text but no data a report can hold ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "outcome"),
+    [("--surrogate-hello", "error"), ("--surrogate", "crash"), ("--deep", "crash")],
+    ids=["lone-surrogate-in-hello", "lone-surrogates-in-a-result", "200k-deep-result"],
+)
+def test_lone_surrogates_and_deep_replies_are_not_json_in_every_format(
+    tree: Path, tmp_path: Path, flag: str, outcome: str
+) -> None:
+    # A lone surrogate cannot be written as UTF-8 and 200,000 levels overflow a recursive
+    # parser or printer: each reply is "not JSON", and no report, terminal or JUnit, breaks.
+    done = run_cli("--fixtures", str(tree), "--no-harness", "--only", "G-001", "--only", "R-001",
+                   "--timeout", "5", "--report", str(tmp_path / "report.json"),
+                   "--junit", str(tmp_path / "junit.xml"), "--impl", fake("hostile_json", flag))
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert {c["id"]: c["outcome"] for c in report["cases"]} == {"G-001": outcome,
+                                                                 "R-001": outcome}
+    assert "the adapter wrote a line that is not JSON" in report["cases"][0]["details"]["reason"]
+    assert len(json.dumps(report)) < 100_000
+    ET.parse(tmp_path / "junit.xml")  # well-formed
+    done.stdout.encode("utf-8")  # the terminal report is text: no surrogate reached it
+
+
 # --- 19.12: stderr is read as it arrives -------------------------------------------------------
 
 

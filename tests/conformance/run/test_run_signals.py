@@ -9,7 +9,7 @@ Broken variants these tests catch: SIGTERM or SIGHUP left to their default (the 
 with status -15 or -1: no report, sandboxes and ``.runner`` folders left in TMPDIR, the
 adapter's ``sleep 900`` re-parented to init), a handler that exits without killing the
 adapters' process groups, one that reports a case it cut short, a second signal that waits for
-the reports or leaves a sandbox.
+the reports or leaves a sandbox, a signal while the cases load that ends the run without one.
 """
 
 from __future__ import annotations
@@ -20,13 +20,18 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _processes import MARK, processes_marked
 from fakes.casetree import fake
+from persyk_conformance.adapters import _processes
+from persyk_conformance.cli import _run, main
 
 # A helper per adapter start, in the adapter's process group, carrying MARK (the environment).
 HELPER_ADAPTER = fake("helper_then_reference")
@@ -170,4 +175,42 @@ def test_sighup_with_its_terminal_gone_still_writes_the_reports_and_exits_129(
     assert proc.returncode == 128 + signal.SIGHUP, err
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
     assert report["footer"]["aborted"] == "interrupted by SIGHUP"
+    _assert_nothing_left(tmp_path, token)
+
+
+@pytest.mark.parametrize("jobs", [1, 2], ids=["serial", "two-lanes"])
+@pytest.mark.parametrize("signum", SIGNALS, ids=[s.name for s in SIGNALS])
+def test_signal_while_the_cases_load_reports_no_case_and_exits_128_plus_signal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    jobs: int, signum: signal.Signals,
+) -> None:
+    """The signal arrives after the adapter (and the lanes) started, before the first case:
+    the run ends as after its first case, with a report of no case."""
+    token = secrets.token_hex(8)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    # Delivered to this process: its "the run is ending" flag, set for good, is this test's.
+    monkeypatch.setattr(_processes, "_ending", threading.Event())
+    monkeypatch.setenv(MARK, token)
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    load = _run.load_cases
+
+    def load_then_signal(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signum)  # raised here, in the main thread, by the run's handler
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(_run, "load_cases", load_then_signal)
+    status = main(["run", "--no-harness", "-j", str(jobs), "--impl", HELPER_ADAPTER,
+                   "--report", str(tmp_path / "report.json"),
+                   "--junit", str(tmp_path / "junit.xml"), "-q", "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 128 + signum, err
+    assert f"persyk-conformance: interrupted by {signum.name}" in err
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert report["footer"]["aborted"] == f"interrupted by {signum.name}"
+    assert report["cases"] == []
+    junit = ET.parse(tmp_path / "junit.xml").getroot()
+    aborted = [e.get("message") for e in junit.iter("error") if e.get("type") == "aborted"]
+    assert aborted == [f"interrupted by {signum.name}"]
     _assert_nothing_left(tmp_path, token)
