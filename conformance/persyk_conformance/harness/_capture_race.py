@@ -33,8 +33,7 @@ from typing import Any
 from .. import records as kit
 from ..adapters._interface import Adapter, AdapterCrashed, AdapterTimedOut
 from ..adapters._subprocess import SubprocessAdapter
-from ..run._conditions import is_locked, wav_fields
-from ..run._runner import held_lock
+from ..run._conditions import held_lock, is_locked, wav_fields
 from ..run._workspace import remove_tree
 from ._capture_kit import (
     LEAF,

@@ -180,7 +180,7 @@ def check_description(check_id: str) -> str:
         if start >= 0:
             end = doc.find("\n* ``", start + 1)
             paragraph = doc[start : end if end >= 0 else None].split("\n\n", 1)[0]
-            # "See ``_module``" points a reader of the code at the module; a user is not one.
+            # "See" and a private module name point a reader of the code at it; a user is not one.
             paragraph = _MODULE_POINTER.sub("", paragraph)
             return " ".join(paragraph.replace("``", "").lstrip("* ").split())
     return "(not described)"

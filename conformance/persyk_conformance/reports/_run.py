@@ -460,6 +460,12 @@ def render_markdown(record: RunRecord, *, limit: int = MARKDOWN_LIMIT) -> str:
         for r in explored:
             summary.add(f"| `{r.id}` | {r.outcome} | {for_markdown(r.explored or '')} |",
                         ids=[r.id])
+    _waived_sections(summary, record)
+    return summary.text()
+
+
+def _waived_sections(summary: BoundedMarkdown, record: RunRecord) -> None:
+    """What the run did not judge, folded: unverified, expected failures, unsupported."""
     unverified = unverified_summary(record)
     if unverified:
         _details(summary, "Unverified (not run on this machine)", "by what this machine lacks",
@@ -471,7 +477,6 @@ def render_markdown(record: RunRecord, *, limit: int = MARKDOWN_LIMIT) -> str:
     unsupported = unsupported_summary(record)
     if unsupported:
         _details(summary, "Unsupported", "by why", "| cases | why | ids |", unsupported)
-    return summary.text()
 
 
 def render_junit(record: RunRecord) -> str:

@@ -15,18 +15,22 @@ generic runner:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 import shutil
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..cases._steps import confined
 
-__all__ = ["capture_file_check", "is_locked", "prepare_workspace", "resolve_results", "wav_fields"]
+__all__ = [
+    "LOCK_WAIT_MARGIN_SECONDS", "capture_file_check", "held_lock", "is_locked",
+    "late_under_held_lock", "prepare_workspace", "resolve_results", "wav_fields",
+]
 
 
 def resolve_results(value: Any, results: Sequence[Mapping[str, Any] | None]) -> Any:
@@ -172,3 +176,48 @@ def wav_fields(data: bytes, size: int) -> dict[str, int] | None:
                        bitsPerSample=bits)
         offset += 8 + length + (length & 1)
     return None
+
+
+# The protocol's lockTimeout: "wait at most that long for the session lock, then answer
+# LOCK_UNAVAILABLE" (APP-6). A step that passes it while the runner holds the lock must answer
+# within it and this margin (a round trip, a start, a loaded machine), not within the step's
+# deadline alone: an implementation that waits for a bound of its own is caught here.
+LOCK_WAIT_MARGIN_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def held_lock(workspace: Path, relative: str | Sequence[str] | None) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on a workspace file (or on each of a list) for the duration of a
+    step (APP-5, APP-6; an asset lock, CAP-19).
+
+    The lock file is created before the step's snapshot, so creating it is not blamed on the
+    implementation; a conforming implementation must then wait and give up with
+    LOCK_UNAVAILABLE (ASSET_LOCKED for an asset lock, which is never waited for).
+    """
+    names = [] if relative is None else [relative] if isinstance(relative, str) else relative
+    held: list[int] = []
+    try:
+        for name in names:
+            path = confined(workspace, name, "holdLock")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            held.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def late_under_held_lock(conditions: Mapping[str, Any], args: Mapping[str, Any],
+                          took: float) -> str | None:
+    """Why a step under a held lock answered too late for its ``lockTimeout``; None when in
+    time or when the step holds no lock or passes no bound."""
+    bound = args.get("lockTimeout")
+    if (not conditions.get("holdLock") or isinstance(bound, bool)
+            or not isinstance(bound, (int, float))):
+        return None
+    if took <= bound + LOCK_WAIT_MARGIN_SECONDS:
+        return None
+    return (f"the answer under a held lock came after {took:.2f} s, more than lockTimeout "
+            f"{bound} s and {LOCK_WAIT_MARGIN_SECONDS} s: the lock wait ignores lockTimeout")

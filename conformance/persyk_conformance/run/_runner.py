@@ -18,7 +18,6 @@ not the run. Checks made on every case, whatever it expects:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -42,8 +41,8 @@ from ..adapters._interface import (
 from ..cases._explain import case_folder, expectation_lines
 from ..cases._load import Case, Step
 from ..cases._match import match
-from ..cases._steps import OutsideWorkspace, confined, resolve_paths
-from ._conditions import prepare_workspace, resolve_results
+from ..cases._steps import OutsideWorkspace, resolve_paths
+from ._conditions import held_lock, late_under_held_lock, prepare_workspace, resolve_results
 from ._identity import ReadWatch
 from ._outcomes import CaseResult, Outcome
 from ._workspace import (
@@ -72,11 +71,6 @@ MAX_START_TIMEOUTS = 2
 # The least time a snapshot of a workspace or of the sandbox may take (more with a longer
 # --timeout); past it the case fails (SnapshotTooLarge).
 SNAPSHOT_SECONDS = 10.0
-# The protocol's lockTimeout: "wait at most that long for the session lock, then answer
-# LOCK_UNAVAILABLE" (APP-6). A step that passes it while the runner holds the lock must answer
-# within it and this margin (a round trip, a start, a loaded machine), not within the step's
-# deadline alone: an implementation that waits for a bound of its own is caught here.
-LOCK_WAIT_MARGIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,23 +467,10 @@ class Runner:
         except OutsideWorkspace as exc:  # a prepare or holdLock path
             verdict.set(Outcome.ERROR, f"fixture problem: {exc}", number, step.op)
             return None
-        if isinstance(reply, Internal):
-            verdict.set(
-                Outcome.ERROR, f"the adapter reported an internal error: {reply.message}",
-                number, step.op,
-            )
-            leaked = _leaks(planned.canaries, reply.message + (reply.traceback or ""))
-            verdict.mismatches.extend(
-                f"the internal error message contains the canary planted in {w}" for w in leaked
-            )
+        if not isinstance(reply, Result):
+            _no_result(planned, step, reply, verdict, number)
             return None
-        if isinstance(reply, Unsupported):
-            why = f": {reply.message}" if reply.message else ""
-            verdict.set(Outcome.UNSUPPORTED, f"the adapter does not support {step.op}{why}",
-                        number, step.op)
-            return None
-        assert isinstance(reply, Result)
-        late = _late_under_held_lock(conditions, args, took)
+        late = late_under_held_lock(conditions, args, took)
         if late is not None:
             verdict.set(Outcome.FAIL, late, number, step.op)
             return None
@@ -533,42 +514,23 @@ class Runner:
         self.adapter.kill()
 
 
-@contextlib.contextmanager
-def held_lock(workspace: Path, relative: str | Sequence[str] | None) -> Iterator[None]:
-    """Hold ``flock(LOCK_EX)`` on a workspace file (or on each of a list) for the duration of a
-    step (APP-5, APP-6; an asset lock, CAP-19).
-
-    The lock file is created before the step's snapshot, so creating it is not blamed on the
-    implementation; a conforming implementation must then wait and give up with
-    LOCK_UNAVAILABLE (ASSET_LOCKED for an asset lock, which is never waited for).
-    """
-    names = [] if relative is None else [relative] if isinstance(relative, str) else relative
-    held: list[int] = []
-    try:
-        for name in names:
-            path = confined(workspace, name, "holdLock")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            held.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        for fd in held:
-            os.close(fd)  # closing the descriptor releases the flock
-
-
-def _late_under_held_lock(conditions: Mapping[str, Any], args: Mapping[str, Any],
-                          took: float) -> str | None:
-    """Why a step under a held lock answered too late for its ``lockTimeout``; None when in
-    time or when the step holds no lock or passes no bound."""
-    bound = args.get("lockTimeout")
-    if (not conditions.get("holdLock") or isinstance(bound, bool)
-            or not isinstance(bound, (int, float))):
-        return None
-    if took <= bound + LOCK_WAIT_MARGIN_SECONDS:
-        return None
-    return (f"the answer under a held lock came after {took:.2f} s, more than lockTimeout "
-            f"{bound} s and {LOCK_WAIT_MARGIN_SECONDS} s: the lock wait ignores lockTimeout")
+def _no_result(planned: Planned, step: Step, reply: Reply, verdict: _Verdict,
+               number: int) -> None:
+    """The verdict of a step the adapter answered without a result: an internal error (whose
+    message must hold no canary, DIAG-1) or ``unsupported``."""
+    if isinstance(reply, Internal):
+        verdict.set(
+            Outcome.ERROR, f"the adapter reported an internal error: {reply.message}",
+            number, step.op,
+        )
+        leaked = _leaks(planned.canaries, reply.message + (reply.traceback or ""))
+        verdict.mismatches.extend(
+            f"the internal error message contains the canary planted in {w}" for w in leaked
+        )
+    elif isinstance(reply, Unsupported):
+        why = f": {reply.message}" if reply.message else ""
+        verdict.set(Outcome.UNSUPPORTED, f"the adapter does not support {step.op}{why}",
+                    number, step.op)
 
 
 def _materialize(case: Case, workspace: Path) -> None:

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from persyk_conformance.run._conditions import prepare_workspace
-from persyk_conformance.run._runner import LOCK_WAIT_MARGIN_SECONDS, _late_under_held_lock
+from persyk_conformance.run._conditions import (
+    LOCK_WAIT_MARGIN_SECONDS,
+    late_under_held_lock,
+    prepare_workspace,
+)
 
 HELD = {"holdLock": "session/session.lock"}
 
@@ -21,11 +24,11 @@ HELD = {"holdLock": "session/session.lock"}
 ], ids=["at-the-margin", "no-wait-answered-at-once", "no-bound-given", "no-lock-held"])
 def test_allow_answer_within_bound_or_without_one(conditions: dict[str, Any],
                                                   args: dict[str, Any], took: float) -> None:
-    assert _late_under_held_lock(conditions, args, took) is None
+    assert late_under_held_lock(conditions, args, took) is None
 
 
 def test_reject_answer_past_lock_timeout_and_margin() -> None:
-    late = _late_under_held_lock(HELD, {"lockTimeout": 0.05}, 5.0)
+    late = late_under_held_lock(HELD, {"lockTimeout": 0.05}, 5.0)
     assert late is not None and "lockTimeout 0.05 s" in late
 
 

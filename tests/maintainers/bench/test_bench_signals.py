@@ -37,19 +37,20 @@ def test_a_signal_stops_the_bench_with_the_report_of_what_finished(
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    real = _bench_run._run_workload
+    real = _bench_run._run_round
     calls: list[str] = []
 
-    def signal_in_second(workload: Any, *args: Any) -> Any:
-        calls.append(workload.key)
+    def signal_in_second(cell: Any, *args: Any) -> Any:
+        # The second round of a workload (or the first of the next) starts: the first finished.
+        calls.append(cell.workload.key)
         if len(calls) == 2:
             os.kill(os.getpid(), signum)  # raised here, in the main thread, by the handler
-        return real(workload, *args)
+        return real(cell, *args)
 
-    monkeypatch.setattr(_bench_run, "_run_workload", signal_in_second)
+    monkeypatch.setattr(_bench_run, "_run_round", signal_in_second)
     report_file = tmp_path / "stopped.json"
-    status = main(["bench", "--scale", "0.005", "-q", "--only", "retry-*",
-                   "--report", str(report_file)])
+    status = main(["bench", "--scale", "0.005", "-q", "--only", "retry-*", "--rounds", "2",
+                   "--pairs", "2", "--report", str(report_file)])
     assert status == 128 + signum
     report = json.loads(report_file.read_text("utf-8"))
     assert [w["key"] for w in report["workloads"]] == [calls[0]]
