@@ -1,9 +1,13 @@
 """Run the whole suite against each mistake of tests/mistakes/ and publish the kill score.
 
-    python tools/mistakes/run.py run --stage after        # every mistake, every case
-    python tools/mistakes/run.py run --stage before --fixtures OLD_FIXTURES
-    python tools/mistakes/run.py run --only go-case-insensitive-names
-    python tools/mistakes/run.py render                   # the .md again from the .json
+    .venv/bin/python tools/mistakes/run.py run --stage after    # every mistake, every case
+    .venv/bin/python tools/mistakes/run.py run --stage before --fixtures OLD_FIXTURES
+    .venv/bin/python tools/mistakes/run.py run --only go-case-insensitive-names  # prints only
+    .venv/bin/python tools/mistakes/run.py render               # the .md again from the .json
+
+It needs the suite installed (the checkout's venv, README's second command). A run of
+``--only`` mistakes prints their verdicts and writes nothing unless ``--record`` asks it to
+merge them into the committed kill score.
 
 Each mistake runs in process against every case of fixtures/v1 and the runner's harness cases
 (``mistakes._run.Suite``); a mistake is killed when a MUST case fails on it. ``--stage`` names
@@ -23,10 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import persyk_contract  # noqa: E402
-from mistakes._report import STAGES, mistake_rows, render  # noqa: E402
-from mistakes._run import Suite  # noqa: E402
-from mistakes.registry import CATCHING_FILE, MISTAKES  # noqa: E402
+try:
+    import persyk_contract
+    from mistakes._report import STAGES, mistake_rows, render
+    from mistakes._run import Suite
+    from mistakes.registry import CATCHING_FILE, MISTAKES
+except ImportError as missing:  # an interpreter without the suite: say which one to use
+    sys.exit(f"tools/mistakes/run.py: {missing.name} is not importable by {sys.executable}; "
+             "run it with the checkout's venv: .venv/bin/python tools/mistakes/run.py ...")
 
 RESULTS = ROOT / "tests" / "mistakes" / "kill-score.json"
 NOTES = [
@@ -58,7 +66,8 @@ NOTES = [
 ]
 
 
-def run(stage: str, only: list[str], fixtures: Path | None, enough: int | None) -> int:
+def run(stage: str, only: list[str], fixtures: Path | None, enough: int | None, *,
+        record: bool = False) -> int:
     chosen = [m for m in MISTAKES if not only or m.name in only]
     suite = Suite(fixtures=fixtures)
     verdicts: dict[str, dict[str, object]] = {}
@@ -79,6 +88,10 @@ def run(stage: str, only: list[str], fixtures: Path | None, enough: int | None) 
         cases = len(suite.cases)
     finally:
         suite.close()
+    if only and not record:
+        # A few mistakes rerun: the committed score is the whole run's, left as it is.
+        print("(not recorded: --record merges these verdicts into the kill score)")
+        return 1 if faults else 0
     document = json.loads(RESULTS.read_text("utf-8")) if RESULTS.exists() else {"stages": {}}
     previous = document["stages"].get(stage, {}).get("verdicts", {}) if only else {}
     merged = {**previous, **verdicts}
@@ -110,6 +123,8 @@ def main(argv: list[str]) -> int:
     running = commands.add_parser("run")
     running.add_argument("--stage", choices=STAGES, default="after")
     running.add_argument("--only", nargs="*", default=[])
+    running.add_argument("--record", action="store_true",
+                         help="with --only: merge the verdicts into the committed kill score")
     running.add_argument("--fixtures", type=Path)
     running.add_argument("--enough", type=int, default=3,
                          help="stop a mistake's run after this many MUST cases failed (0: never)")
@@ -123,7 +138,8 @@ def main(argv: list[str]) -> int:
         RESULTS.write_text(json.dumps(document, indent=1) + "\n", "utf-8")
         RESULTS.with_suffix(".md").write_text(render(document), "utf-8")
         return 0
-    return run(options.stage, options.only, options.fixtures, options.enough or None)
+    return run(options.stage, options.only, options.fixtures, options.enough or None,
+               record=options.record)
 
 
 if __name__ == "__main__":
