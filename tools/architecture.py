@@ -144,7 +144,9 @@ def layer_table(package: str, folder: Path, found: Sequence[Module]) -> str:
         module = folder / f"{group}.py"
         what = (summary(init.read_text("utf-8")) if init.is_file() else _WHAT.get(group)
                 or (summary(module.read_text("utf-8")) if module.is_file() else ""))
-        name = f"`{group}/`" if (folder / group).is_dir() else group
+        # A package is a folder with __init__.py: a folder a moved package left behind (its
+        # __pycache__ alone) is no package, so the page reads the same in every checkout.
+        name = f"`{group}/`" if init.is_file() else group
         rows.append(f"| {rank} | {name} | {allowed} | {len(mine)} | {what} |")
     return "\n".join(rows)
 

@@ -43,6 +43,8 @@ SKIPS: tuple[tuple[str, str], ...] = (
     ("benchmarks", "a benchmark (minutes); benchmarks never run in the test suite"),
     ("peers/pi/adapter.mjs", "needs `npm ci` in peers/pi; tests/peers/test_pi_peer.py runs pi"),
     ("compare ref.json pi.json", "compares pi's report (see the line before)"),
+    ("node-nov.json", "a site of two runs the reader has; tests/maintainers/site/"
+                      "test_site_pages.py builds the history of several"),
     ("report-shard-*.json", "joins the shard reports of a CI matrix; "
                             "tests/repo/test_ci_recipes.py runs the recipe that makes and "
                             "merges them"),

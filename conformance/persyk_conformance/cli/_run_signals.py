@@ -27,9 +27,10 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from ..adapters._processes import end_every_adapter
 from ..run._lane_process import end_every_lane
@@ -79,6 +80,19 @@ class SignalWatch:
         if self.raising:
             raise RunStopped(signum)
 
+    def after_stop(self, previous: Any) -> Callable[[int, FrameType | None], None]:
+        """The handler of the first signal once the block is left: the same stop within the
+        window is ignored; later, the handler the block replaced runs as it would have."""
+        def handle(signum: int, frame: FrameType | None) -> None:
+            if time.monotonic() < self._same_until:
+                return
+            signal.signal(signum, previous)
+            if callable(previous):
+                previous(signum, frame)
+            elif previous == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
+        return handle
+
     @property
     def exit_status(self) -> int | None:
         return None if self.first is None else 128 + self.first
@@ -111,3 +125,8 @@ def watching_signals() -> Iterator[SignalWatch]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if watch.first is not None:
+            # Rule 2 outlasts the block: the same stop delivered again while the process
+            # finishes its reports and exits (timeout(1) signals the runner, then its group)
+            # must not end it with the default action instead of its own status.
+            signal.signal(watch.first, watch.after_stop(previous[signal.Signals(watch.first)]))
