@@ -23,6 +23,7 @@ than raised, so that the reports are still written whole.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -130,3 +131,8 @@ def watching_signals() -> Iterator[SignalWatch]:
             # finishes its reports and exits (timeout(1) signals the runner, then its group)
             # must not end it with the default action instead of its own status.
             signal.signal(watch.first, watch.after_stop(previous[signal.Signals(watch.first)]))
+            # Python's finalization puts SIG_DFL back for every signal with a Python handler,
+            # so the group's copy arriving while the interpreter shuts down would still end
+            # the process by the default action (status -15, not 143): the process is on its
+            # way out with its own status, so the first signal is ignored from then on.
+            atexit.register(signal.signal, watch.first, signal.SIG_IGN)

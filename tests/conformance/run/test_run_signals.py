@@ -132,10 +132,6 @@ def test_second_signal_ends_at_once_without_report_but_removes_every_sandbox(
     _assert_nothing_left(tmp_path, token)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known defect, open: with -j 1 the group's copy of SIGTERM, 50 ms after the first, still "
-    "ends the runner by the default action (status -15) after its report is written; the "
-    "handler kept for the same stop (cli/_run_signals.after_stop) does not cover it"))
 def test_the_same_signal_to_the_runner_and_its_group_at_once_is_one_stop(tmp_path: Path) -> None:
     """``timeout(1)`` and process managers send SIGTERM to the runner's pid and then to its
     process group: one stop, with its report, not a second signal."""
@@ -151,6 +147,32 @@ def test_the_same_signal_to_the_runner_and_its_group_at_once_is_one_stop(tmp_pat
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
     assert report["footer"]["aborted"] == "interrupted by SIGTERM"
     _assert_nothing_left(tmp_path, token)
+
+
+_LATE_COPY = """
+import os, signal, sys
+from persyk_conformance.cli._run_signals import RunStopped, watching_signals
+
+class LateCopy:
+    def __del__(self) -> None:  # runs while the interpreter tears its modules down
+        os.kill(os.getpid(), signal.SIGTERM)
+
+late = LateCopy()
+try:
+    with watching_signals() as watch:
+        os.kill(os.getpid(), signal.SIGTERM)
+except RunStopped:
+    pass
+sys.exit(watch.exit_status)
+"""
+
+
+def test_the_same_signal_arriving_while_the_interpreter_shuts_down_keeps_the_stop_status() -> None:
+    """Python puts SIG_DFL back for every handled signal before it tears its modules down; the
+    group's copy of the stop landing then must not turn status 143 into death by SIGTERM."""
+    proc = subprocess.run([sys.executable, "-c", _LATE_COPY], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
 
 
 def test_sighup_with_its_terminal_gone_still_writes_the_reports_and_exits_129(
