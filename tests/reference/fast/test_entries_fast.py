@@ -16,7 +16,7 @@ def test_the_column_table_keeps_many_small_entries_compact() -> None:
     # The index keeps columns of machine integers, not an object per entry: ids, the id table
     # and ~40 bytes of columns per entry. One tuple per entry took over 300 bytes here.
     count = 20_000
-    builder = IndexBuilder(FAST_ENGINE.new_table())
+    builder = IndexBuilder(FAST_ENGINE.new_table(), schema=FAST_ENGINE.schema)
     builder.add_header(header(), line=1)
     gc.collect()
     tracemalloc.start()
