@@ -3,11 +3,12 @@
 Hypothesis draws probes (``_probes``); each runs through the implementation's adapter and
 through the reference (in this process, or through an adapter command of its own), in fresh
 copies of its session, and the contract-fixed views of the two answers are compared step by step.
-The first disagreement stops generation; hypothesis then shrinks it to a minimal probe that still
-disagrees, within the time budget, and the last disagreeing probe is what the run reports and
-saves as a candidate case (``_save``). The adapters are the runner's own
-(``adapters._subprocess``): the same process ownership, confinement, deadlines and restarts as
-``run``.
+A disagreement that belongs to a case of the implementer's expected failures (``_known``) is
+counted for that case and generation goes on. The first other disagreement stops generation;
+hypothesis then shrinks it to a minimal probe that still disagrees (and is not known), within
+the time budget, and the last disagreeing probe is what the run reports and saves as a candidate
+case (``_save``). The adapters are the runner's own (``adapters._subprocess``): the same process
+ownership, confinement, deadlines and restarts as ``run``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from ..adapters._subprocess import SubprocessAdapter
 from ..cases._match import match
 from ..run._workspace import Sandbox, remove_tree
 from ._choices import WRITES, differs_only_in_an_unstated_order, faults_of_refused_record
-from ._probes import OPS, Probe, Step, probes, view_of
+from ._known import KnownGap, differing_codes, known_cases
+from ._probes import OPS, READS, Probe, Step, probes, view_of
 from ._strategies_faults import FAULT_CLASSES
 
 __all__ = ["Answer", "Disagreement", "FuzzConfig", "FuzzReport", "fuzz"]
@@ -47,6 +49,7 @@ class FuzzConfig:
     time_budget: float = 300.0  # seconds for generation and shrinking together
     timeout: float = 10.0  # deadline of each adapter step
     confine: bool = True
+    known: tuple[KnownGap, ...] = ()  # the cases of --expected-failures
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,8 @@ class FuzzReport:
     # Write steps where the sides refused the same record with two of its several faults: the
     # order of refusals is no rule (docs/spec.md), so these are never a disagreement.
     unstated_choices: int = 0
+    # Each listed case of --expected-failures and the probes whose disagreement it stood for.
+    known: dict[str, int] = field(default_factory=dict)
 
 
 class _Disagrees(Exception):
@@ -143,9 +148,12 @@ class _Side:
 def _compare(
     probe: Probe, impl: list[Answer], ref: list[Answer],
     unstated: Callable[[int, dict[str, Any], dict[str, Any]], bool] | None = None,
+    known: Callable[[int], bool] | None = None,
 ) -> tuple[int, list[str]] | None:
     """The first step whose views differ, and how; ``unstated(index, mine, pattern)`` says that
-    a difference rests on a choice no rule makes, and comparing goes on after it."""
+    a difference rests on a choice no rule makes, and comparing goes on after it.
+    ``known(index)`` says that a difference belongs to an expected failure: comparing goes on
+    after a read, and stops after a write (what follows it may follow from the known gap)."""
     for index, (mine, theirs) in enumerate(zip(impl, ref, strict=True)):
         if mine.view is None or theirs.view is None:
             if probe.steps[index].op in ("append", "remove"):
@@ -158,9 +166,27 @@ def _compare(
         problems = match(pattern, mine.view)
         if problems and unstated is not None and unstated(index, mine.view, pattern):
             continue
+        if problems and known is not None and known(index):
+            if probe.steps[index].op in READS:
+                continue
+            return None
         if problems:
             return index, problems
     return None
+
+
+def _known_judge(probe: Probe, impl: list[Answer], ref: list[Answer], gaps: tuple[KnownGap, ...],
+                 met: set[str]) -> Callable[[int], bool]:
+    """``known`` of :func:`_compare` for one probe; adds the cases it matched to ``met``."""
+    rules = probe.rules if probe.family == "fault" else ()  # a fault class's target rules
+
+    def judge(index: int) -> bool:
+        codes = differing_codes(impl[index].view, ref[index].view)
+        cases = known_cases(gaps, codes, rules)
+        met.update(cases)
+        return bool(cases)
+
+    return judge
 
 
 def _order_judge(probe: Probe, ref_answers: list[Answer], ref: _Side, report: FuzzReport
@@ -252,7 +278,11 @@ def _drive(config: FuzzConfig, report: FuzzReport, impl: _Side, ref: _Side,
             report.unsupported_steps += (not counted) and not shrinking
         if progress is not None:
             progress(report, False)
-        found = _compare(probe, mine, theirs, _order_judge(probe, theirs, ref, report))
+        met: set[str] = set()
+        found = _compare(probe, mine, theirs, _order_judge(probe, theirs, ref, report),
+                         _known_judge(probe, mine, theirs, config.known, met))
+        for case_id in met if found is None and not shrinking else ():
+            report.known[case_id] = report.known.get(case_id, 0) + 1
         if found is not None:
             index, problems = found
             report.finding = Disagreement(probe, index, tuple(problems), tuple(mine),
