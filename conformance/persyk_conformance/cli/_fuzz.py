@@ -29,16 +29,18 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-_DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
+_DEFAULT_OPS = "validate,context,info,read,append,remove,recover,discover,search"
 
 
 def register(sub: SubParsers, command: Command) -> None:
     fuzz = sub.add_parser(
         command.name, help=command.help,
         description="Differential fuzzing: generated sessions, single-fault mutants, append "
-                    "scenarios and torn tails go to the implementation's adapter and to the "
-                    "reference; what the contract fixes (verdict, first error's code and line, "
-                    "context, info, committed ids, recovery action) must agree. A disagreement "
+                    "scenarios, torn tails and roots of sessions to search go to the "
+                    "implementation's adapter and to the reference; what the contract fixes "
+                    "(verdict with every error's code and line, context, info, committed ids, "
+                    "recovery action, discovered sessions, search results but their pins) must "
+                    "agree. A disagreement "
                     "is shrunk to a minimal input and, with --save, written as a candidate case. "
                     "With --expected-failures, a disagreement that belongs to a listed case "
                     "(a differing error code its expectations name, or a rule of it that the "
@@ -183,13 +185,14 @@ def _print_finding(report: FuzzReport) -> None:
         print(f"  - {for_terminal(problem)}")
     print(f"  implementation: {_brief(finding.implementation[finding.step].reply)}")
     print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
-    print(f"  session.jsonl ({len(finding.probe.data)} bytes, marked as `show` marks "
-          "them):")
-    lines = escape_bytes(finding.probe.data)
-    for line in lines[:SESSION_LINES]:
-        print(f"    {_brief(line)}")
-    if len(lines) > SESSION_LINES:
-        print(f"    ... {len(lines) - SESSION_LINES} more line(s) (--save keeps them all)")
+    files = finding.probe.others or (("session", finding.probe.data),)
+    for where, data in files:
+        print(f"  {where}/session.jsonl ({len(data)} bytes, marked as `show` marks them):")
+        lines = escape_bytes(data)
+        for line in lines[:SESSION_LINES]:
+            print(f"    {_brief(line)}")
+        if len(lines) > SESSION_LINES:
+            print(f"    ... {len(lines) - SESSION_LINES} more line(s) (--save keeps them all)")
 
 
 

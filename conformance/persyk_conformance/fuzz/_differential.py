@@ -32,7 +32,7 @@ from ..cases._match import match
 from ..run._workspace import Sandbox, remove_tree
 from ._choices import WRITES, differs_only_in_an_unstated_order, faults_of_refused_record
 from ._known import KnownGap, differing_codes, known_cases
-from ._probes import OPS, READS, Probe, Step, probes, view_of
+from ._probes import OPS, READS, SEARCHES, Probe, Step, probes, relative_to, view_of
 from ._strategies_faults import FAULT_CLASSES
 
 __all__ = ["Answer", "Disagreement", "FuzzConfig", "FuzzReport", "fuzz"]
@@ -93,7 +93,7 @@ class _Disagrees(Exception):
 
 
 def _ask(adapter: Adapter, op: str, args: dict[str, Any], timeout: float,
-         restart: Callable[[], None]) -> Answer:
+         restart: Callable[[], None], bases: tuple[str, ...] = ()) -> Answer:
     try:
         reply = adapter.run(op, args, timeout)
     except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
@@ -105,7 +105,8 @@ def _ask(adapter: Adapter, op: str, args: dict[str, Any], timeout: float,
     if isinstance(reply, Internal):
         return Answer({"internal": {"message": reply.message}}, {"internal": True})
     assert isinstance(reply, Result)
-    return Answer({"result": dict(reply.value)}, view_of(op, reply.value))
+    value = relative_to(dict(reply.value), bases) if bases else dict(reply.value)
+    return Answer({"result": value}, view_of(op, value))
 
 
 class _Side:
@@ -131,10 +132,19 @@ class _Side:
         session = self.workspace / "session"
         session.mkdir(parents=True)
         (session / "session.jsonl").write_bytes(probe.data)
+        for where, data in probe.others:
+            (self.workspace / where).mkdir(parents=True)
+            (self.workspace / where / "session.jsonl").write_bytes(data)
+        bases = (str(self.workspace), os.path.realpath(self.workspace))
         answers = []
         for step in probe.steps[:until]:
-            args = {"session": str(session), **step.args}
-            answers.append(_ask(self.adapter, step.op, args, self.timeout, self.restart))
+            relative: tuple[str, ...] = ()
+            if step.op in SEARCHES:  # paths relative to the workspace, as a case spells them
+                args, relative = _absolute(step.args, self.workspace), bases
+            else:
+                args = {"session": str(session), **step.args}
+            answers.append(_ask(self.adapter, step.op, args, self.timeout, self.restart,
+                                relative))
         self.adapter.end_case()
         return answers
 
@@ -143,6 +153,17 @@ class _Side:
         (answer,) = self.run(Probe("check", data, (Step("validate", {}),), ()))
         result = answer.reply.get("result")
         return dict(result) if isinstance(result, dict) else None
+
+
+def _absolute(value: Any, workspace: Path) -> Any:
+    """A step's arguments with each ``{"$path": rel}`` made absolute under ``workspace``."""
+    if isinstance(value, dict) and set(value) == {"$path"}:
+        return str(workspace / value["$path"])
+    if isinstance(value, dict):
+        return {key: _absolute(item, workspace) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_absolute(item, workspace) for item in value]
+    return value
 
 
 def _compare(
@@ -167,7 +188,7 @@ def _compare(
         if problems and unstated is not None and unstated(index, mine.view, pattern):
             continue
         if problems and known is not None and known(index):
-            if probe.steps[index].op in READS:
+            if probe.steps[index].op in READS + SEARCHES:
                 continue
             return None
         if problems:

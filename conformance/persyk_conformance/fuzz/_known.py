@@ -66,9 +66,8 @@ def _diagnostics(view: Mapping[str, Any] | None) -> set[tuple[Any, Any]]:
     if view is None:
         return set()
     found = []
-    for key in ("error", "first"):
-        if isinstance(view.get(key), Mapping):
-            found.append(view[key])
+    if isinstance(view.get("error"), Mapping):
+        found.append(view["error"])
     found += [item for item in view.get("errors") or () if isinstance(item, Mapping)]
     return {(item.get("code"), item.get("line")) for item in found}
 

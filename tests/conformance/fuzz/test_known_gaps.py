@@ -77,14 +77,16 @@ def test_a_listed_case_stands_for_its_rules_and_the_codes_its_steps_expect() -> 
 
 
 @pytest.mark.parametrize(("mine", "theirs", "codes"), [
-    ({"valid": True, "first": None}, {"valid": False, "first": {"code": LABELS, "line": 2}},
+    ({"valid": True, "errors": []}, {"valid": False, "errors": [{"code": LABELS, "line": 2}]},
      {LABELS}),
+    ({"valid": False, "errors": [{"code": "A", "line": 2}]},
+     {"valid": False, "errors": [{"code": "A", "line": 2}, {"code": "B", "line": 5}]}, {"B"}),
     ({"error": {"code": "A", "line": 2}}, {"error": {"code": "A", "line": 3}}, {"A"}),
     ({"error": {"code": "A", "line": 2}}, {"error": {"code": "A", "line": 2}}, set()),
     ({"committed": ["x"]}, {"committed": []}, set()),
     (None, {"error": {"code": "SESSION_EMPTY"}}, {"SESSION_EMPTY"}),
-], ids=["reported-by-one-side", "same-code-other-line", "same-diagnostic", "no-diagnostic",
-        "internal-error"])
+], ids=["reported-by-one-side", "a-later-error", "same-code-other-line", "same-diagnostic",
+        "no-diagnostic", "internal-error"])
 def test_differing_codes_are_the_diagnostics_one_side_alone_reports(
     mine: dict[str, object] | None, theirs: dict[str, object], codes: set[str]
 ) -> None:
