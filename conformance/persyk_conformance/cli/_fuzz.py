@@ -136,8 +136,7 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
              if report.unstated_choices else "")
           + ("; the time budget ended the run" if report.out_of_time else ""))
     if known:
-        counts = ", ".join(f"{gap.case} {report.known.get(gap.case, 0)}" for gap in known)
-        print(f"fuzz: known disagreements met, per listed case: {counts}")
+        _print_known(report, known)
     finding = report.finding
     if finding is None:
         print("fuzz: no disagreement" + (" but known ones" if report.known else ""))
@@ -148,6 +147,14 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
                                reference=args.reference)
         print(f"fuzz: candidate case saved in {where}")
     return Verdict.FOUND
+
+
+def _print_known(report: FuzzReport, known: tuple[KnownGap, ...]) -> None:
+    """How many inputs met only known gaps, and per listed case how many it stood for."""
+    met = [f"{gap.case} {report.known[gap.case]}" for gap in known if gap.case in report.known]
+    print(f"fuzz: {report.known_inputs} input(s) met known gaps only"
+          + (f"; per listed case: {', '.join(met)}" if met else "")
+          + f"; {len(known) - len(met)} listed case(s) met none")
 
 
 def _known_gaps(path: Path) -> tuple[KnownGap, ...]:

@@ -84,8 +84,10 @@ class FuzzReport:
     # Write steps where the sides refused the same record with two of its several faults: the
     # order of refusals is no rule (docs/spec.md), so these are never a disagreement.
     unstated_choices: int = 0
-    # Each listed case of --expected-failures and the probes whose disagreement it stood for.
+    # Each listed case of --expected-failures and the probes whose disagreement it stood for
+    # (a probe counts for every case it matched), and how many probes met known gaps only.
     known: dict[str, int] = field(default_factory=dict)
+    known_inputs: int = 0
 
 
 class _Disagrees(Exception):
@@ -302,8 +304,10 @@ def _drive(config: FuzzConfig, report: FuzzReport, impl: _Side, ref: _Side,
         met: set[str] = set()
         found = _compare(probe, mine, theirs, _order_judge(probe, theirs, ref, report),
                          _known_judge(probe, mine, theirs, config.known, met))
-        for case_id in met if found is None and not shrinking else ():
-            report.known[case_id] = report.known.get(case_id, 0) + 1
+        if met and found is None and not shrinking:
+            report.known_inputs += 1
+            for case_id in met:
+                report.known[case_id] = report.known.get(case_id, 0) + 1
         if found is not None:
             index, problems = found
             report.finding = Disagreement(probe, index, tuple(problems), tuple(mine),

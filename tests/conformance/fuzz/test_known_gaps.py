@@ -50,8 +50,10 @@ def test_fuzz_counts_a_listed_gap_and_exits_0(tmp_path: Path, listed: Path) -> N
     done = _fuzz(LABELS, tmp_path, "--expected-failures", str(listed))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "40 example(s)" in done.stdout  # it went on to the last example
-    counted = done.stdout.split("per listed case: R-413 ", 1)[1].split()[0]
-    assert int(counted) > 0
+    inputs = int(done.stdout.split("fuzz: ", 2)[2].split()[0])
+    counted = int(done.stdout.split("per listed case: R-413 ", 1)[1].split(";")[0])
+    assert counted == inputs > 0
+    assert "; 0 listed case(s) met none" in done.stdout
     assert "no disagreement but known ones" in done.stdout
 
 
