@@ -26,10 +26,14 @@ SELECTOR_HELP = """\
 selectors (--only, --skip; case-insensitive; repeatable; commas separate several):
   R-047, H-101        a case id            R-0*, *surrogate*   a glob over ids and folders
   REC-5               a rule's cases       REC                 an area's cases
-  MUST, SHOULD, MAY   a level's cases      read, append, ...   the cases needing a capability
+  MUST, SHOULD, MAY   a level's cases      read, append, ...   a capability
   golden, rejection, scenario, harness     a kind's cases
---only keeps what any of its selectors names; --skip then drops what any of its selectors names.
-A selector that names no case is a usage error, but for --skip of a level (no v1 case is MAY).
+The capabilities of --only form a set: they keep the cases needing nothing outside it, what an
+implementation with just those runs (--only read: the read-only cases; --only read,append).
+--only keeps what that set or any of its other selectors names; --skip then drops what any of
+its selectors names (--skip append: every case needing append). A selector that names no case,
+or a capability of --only that keeps none (--only search: add read), is a usage error, but for
+--skip of a level (no v1 case is MAY).
 """
 
 

@@ -1,9 +1,10 @@
 """``persyk-conformance fuzz``: its options, progress line and summary
 (docs/implementers/strategies.md).
 
-Exit status: 0 when no disagreement was found, 1 when one was (shrunk, printed, and saved with
-``--save``), 2 for a usage problem (bad options, hypothesis missing, nothing to compare, an
-adapter that does not start).
+Exit status: 0 when no disagreement was found but those of the cases ``--expected-failures``
+lists (counted per case), 1 when another was (shrunk, printed, and saved with ``--save``), 2 for
+a usage problem (bad options, hypothesis missing, nothing to compare, an adapter that does not
+start, a malformed expected-failures file).
 """
 
 from __future__ import annotations
@@ -21,22 +22,31 @@ from ._commands import Command, SubParsers
 from ._status import UsageProblem, Verdict
 
 if TYPE_CHECKING:
+    from ..cases._load import Case
     from ..fuzz._differential import FuzzReport
+    from ..fuzz._known import KnownGap
+    from ..harness._registry import HarnessCheck
 
 __all__ = ["register"]
 
-_DEFAULT_OPS = "validate,context,info,read,append,remove,recover"
+_DEFAULT_OPS = "validate,context,info,read,append,remove,recover,discover,search"
 
 
 def register(sub: SubParsers, command: Command) -> None:
     fuzz = sub.add_parser(
         command.name, help=command.help,
         description="Differential fuzzing: generated sessions, single-fault mutants, append "
-                    "scenarios and torn tails go to the implementation's adapter and to the "
-                    "reference; what the contract fixes (verdict, first error's code and line, "
-                    "context, info, committed ids, recovery action) must agree. A disagreement "
+                    "scenarios, torn tails and roots of sessions to search go to the "
+                    "implementation's adapter and to the reference; what the contract fixes "
+                    "(verdict with every error's code and line, context, info, committed ids, "
+                    "recovery action, discovered sessions, search results but their pins) must "
+                    "agree. A disagreement "
                     "is shrunk to a minimal input and, with --save, written as a candidate case. "
-                    "Exit 0: no disagreement; 1: one found; 2: a usage problem.",
+                    "With --expected-failures, a disagreement that belongs to a listed case "
+                    "(a differing error code its expectations name, or a rule of it that the "
+                    "mutant's fault class targets) is counted for that case and fuzzing goes "
+                    "on. Exit 0: no disagreement but known ones; 1: another found; 2: a usage "
+                    "problem.",
     )
     fuzz.add_argument("--impl", required=True, metavar="CMD",
                       help="the implementation's adapter command line (shell-quoted)")
@@ -57,6 +67,10 @@ def register(sub: SubParsers, command: Command) -> None:
                       help="break sessions only in these fault classes "
                            "(docs/implementers/strategies.md lists them; 'none': valid sessions "
                            "only; default: every class)")
+    fuzz.add_argument("--expected-failures", type=Path, metavar="FILE",
+                      help="the file run takes (CASE-ID: reason per line, or JSON): "
+                           "disagreements about a listed case's rules or error codes are "
+                           "counted per case, not reported")
     fuzz.add_argument("--time-budget", type=positive_number, default=300.0, metavar="S",
                       help="seconds for generating and shrinking together (default: 300)")
     fuzz.add_argument("--timeout", type=positive_number, default=10.0, metavar="SECONDS",
@@ -102,10 +116,10 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
         except Refused as exc:
             raise UsageProblem(f"--save: {exc}", command="fuzz") from None
     seed = args.seed if args.seed is not None else random.randrange(2**32)
+    known = _known_gaps(args.expected_failures) if args.expected_failures is not None else ()
     config = FuzzConfig(impl=args.impl, reference=args.reference, examples=args.examples,
                         seed=seed, ops=ops, faults=faults, time_budget=args.time_budget,
-                        timeout=args.timeout,
-                        confine=not args.no_confine)
+                        timeout=args.timeout, confine=not args.no_confine, known=known)
     stream = sys.stderr if sys.stderr.isatty() else None
     try:
         report = fuzz(config, _progress(stream, args.examples))  # type: ignore[arg-type]
@@ -121,9 +135,11 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
           + (f"; {report.unstated_choices} refusal(s) differed only in an order no rule fixes"
              if report.unstated_choices else "")
           + ("; the time budget ended the run" if report.out_of_time else ""))
+    if known:
+        _print_known(report, known)
     finding = report.finding
     if finding is None:
-        print("fuzz: no disagreement")
+        print("fuzz: no disagreement" + (" but known ones" if report.known else ""))
         return Verdict.CLEAN
     _print_finding(report)
     if args.save is not None:
@@ -131,6 +147,31 @@ def cmd_fuzz(args: argparse.Namespace) -> Verdict:
                                reference=args.reference)
         print(f"fuzz: candidate case saved in {where}")
     return Verdict.FOUND
+
+
+def _print_known(report: FuzzReport, known: tuple[KnownGap, ...]) -> None:
+    """How many inputs met only known gaps, and per listed case how many it stood for."""
+    met = [f"{gap.case} {report.known[gap.case]}" for gap in known if gap.case in report.known]
+    print(f"fuzz: {report.known_inputs} input(s) met known gaps only"
+          + (f"; per listed case: {', '.join(met)}" if met else "")
+          + f"; {len(known) - len(met)} listed case(s) met none")
+
+
+def _known_gaps(path: Path) -> tuple[KnownGap, ...]:
+    """The cases of an expected-failures file (run's format, checked against v1's suite) and
+    what each is about (fuzz/_known.py)."""
+    from ..cases._load import load_cases
+    from ..fuzz._known import gaps_of
+    from ..harness._canaries import HARNESS_IDS
+    from ..harness._registry import checks_for
+    from ..run._outcomes import ExpectedFailuresError, load_expected_failures
+
+    suite: list[Case | HarnessCheck] = [*load_cases(), *checks_for("v1")]
+    try:
+        entries = load_expected_failures(path, [*(item.id for item in suite), *HARNESS_IDS])
+    except ExpectedFailuresError as exc:
+        raise UsageProblem(f"--expected-failures: {exc}", command="fuzz") from None
+    return gaps_of(entries, suite)
 
 
 SESSION_LINES = 20  # lines of the shrunk session printed
@@ -151,13 +192,14 @@ def _print_finding(report: FuzzReport) -> None:
         print(f"  - {for_terminal(problem)}")
     print(f"  implementation: {_brief(finding.implementation[finding.step].reply)}")
     print(f"  reference:      {_brief(finding.reference[finding.step].reply)}")
-    print(f"  session.jsonl ({len(finding.probe.data)} bytes, marked as `show` marks "
-          "them):")
-    lines = escape_bytes(finding.probe.data)
-    for line in lines[:SESSION_LINES]:
-        print(f"    {_brief(line)}")
-    if len(lines) > SESSION_LINES:
-        print(f"    ... {len(lines) - SESSION_LINES} more line(s) (--save keeps them all)")
+    files = finding.probe.others or (("session", finding.probe.data),)
+    for where, data in files:
+        print(f"  {where}/session.jsonl ({len(data)} bytes, marked as `show` marks them):")
+        lines = escape_bytes(data)
+        for line in lines[:SESSION_LINES]:
+            print(f"    {_brief(line)}")
+        if len(lines) > SESSION_LINES:
+            print(f"    ... {len(lines) - SESSION_LINES} more line(s) (--save keeps them all)")
 
 
 

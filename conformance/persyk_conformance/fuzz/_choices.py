@@ -27,8 +27,9 @@ __all__ = ["FREE_CHOICES", "differs_only_in_an_unstated_order", "faults_of_refus
 # checks that each decision exists and that the views agree across both answers.
 FREE_CHOICES: Mapping[str, str] = {
     "Decision (DIAG-4, DIAG-6, TREE-1), an entry that fails a shape rule":
-        "whether its id still registers changes only the errors after the first (a child's "
-        "PARENT_NOT_FOUND); view_of keeps a validate's first error alone",
+        "whether its id still registers changes only the errors of a child naming it (its "
+        "PARENT_NOT_FOUND); no record after a fault of the fuzzer's names the faulty line, so "
+        "DIAG-6 fixes its one diagnostic and view_of compares every error of a validate",
     "Decision (APP-8, REC-22, REC-24), a `recordsFile` line":
         "written as given or serialised again; the fuzzer sends `records`, never `recordsFile`, "
         "and compares views, never the bytes of an appended line",

@@ -3,11 +3,12 @@
 Hypothesis draws probes (``_probes``); each runs through the implementation's adapter and
 through the reference (in this process, or through an adapter command of its own), in fresh
 copies of its session, and the contract-fixed views of the two answers are compared step by step.
-The first disagreement stops generation; hypothesis then shrinks it to a minimal probe that still
-disagrees, within the time budget, and the last disagreeing probe is what the run reports and
-saves as a candidate case (``_save``). The adapters are the runner's own
-(``adapters._subprocess``): the same process ownership, confinement, deadlines and restarts as
-``run``.
+A disagreement that belongs to a case of the implementer's expected failures (``_known``) is
+counted for that case and generation goes on. The first other disagreement stops generation;
+hypothesis then shrinks it to a minimal probe that still disagrees (and is not known), within
+the time budget, and the last disagreeing probe is what the run reports and saves as a candidate
+case (``_save``). The adapters are the runner's own (``adapters._subprocess``): the same process
+ownership, confinement, deadlines and restarts as ``run``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from ..adapters._subprocess import SubprocessAdapter
 from ..cases._match import match
 from ..run._workspace import Sandbox, remove_tree
 from ._choices import WRITES, differs_only_in_an_unstated_order, faults_of_refused_record
-from ._probes import OPS, Probe, Step, probes, view_of
+from ._known import KnownGap, differing_codes, known_cases
+from ._probes import OPS, READS, SEARCHES, Probe, Step, probes, relative_to, view_of
 from ._strategies_faults import FAULT_CLASSES
 
 __all__ = ["Answer", "Disagreement", "FuzzConfig", "FuzzReport", "fuzz"]
@@ -47,6 +49,7 @@ class FuzzConfig:
     time_budget: float = 300.0  # seconds for generation and shrinking together
     timeout: float = 10.0  # deadline of each adapter step
     confine: bool = True
+    known: tuple[KnownGap, ...] = ()  # the cases of --expected-failures
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,10 @@ class FuzzReport:
     # Write steps where the sides refused the same record with two of its several faults: the
     # order of refusals is no rule (docs/spec.md), so these are never a disagreement.
     unstated_choices: int = 0
+    # Each listed case of --expected-failures and the probes whose disagreement it stood for
+    # (a probe counts for every case it matched), and how many probes met known gaps only.
+    known: dict[str, int] = field(default_factory=dict)
+    known_inputs: int = 0
 
 
 class _Disagrees(Exception):
@@ -88,7 +95,7 @@ class _Disagrees(Exception):
 
 
 def _ask(adapter: Adapter, op: str, args: dict[str, Any], timeout: float,
-         restart: Callable[[], None]) -> Answer:
+         restart: Callable[[], None], bases: tuple[str, ...] = ()) -> Answer:
     try:
         reply = adapter.run(op, args, timeout)
     except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
@@ -100,7 +107,8 @@ def _ask(adapter: Adapter, op: str, args: dict[str, Any], timeout: float,
     if isinstance(reply, Internal):
         return Answer({"internal": {"message": reply.message}}, {"internal": True})
     assert isinstance(reply, Result)
-    return Answer({"result": dict(reply.value)}, view_of(op, reply.value))
+    value = relative_to(dict(reply.value), bases) if bases else dict(reply.value)
+    return Answer({"result": value}, view_of(op, value))
 
 
 class _Side:
@@ -126,10 +134,19 @@ class _Side:
         session = self.workspace / "session"
         session.mkdir(parents=True)
         (session / "session.jsonl").write_bytes(probe.data)
+        for where, data in probe.others:
+            (self.workspace / where).mkdir(parents=True)
+            (self.workspace / where / "session.jsonl").write_bytes(data)
+        bases = (str(self.workspace), os.path.realpath(self.workspace))
         answers = []
         for step in probe.steps[:until]:
-            args = {"session": str(session), **step.args}
-            answers.append(_ask(self.adapter, step.op, args, self.timeout, self.restart))
+            relative: tuple[str, ...] = ()
+            if step.op in SEARCHES:  # paths relative to the workspace, as a case spells them
+                args, relative = _absolute(step.args, self.workspace), bases
+            else:
+                args = {"session": str(session), **step.args}
+            answers.append(_ask(self.adapter, step.op, args, self.timeout, self.restart,
+                                relative))
         self.adapter.end_case()
         return answers
 
@@ -140,12 +157,26 @@ class _Side:
         return dict(result) if isinstance(result, dict) else None
 
 
+def _absolute(value: Any, workspace: Path) -> Any:
+    """A step's arguments with each ``{"$path": rel}`` made absolute under ``workspace``."""
+    if isinstance(value, dict) and set(value) == {"$path"}:
+        return str(workspace / value["$path"])
+    if isinstance(value, dict):
+        return {key: _absolute(item, workspace) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_absolute(item, workspace) for item in value]
+    return value
+
+
 def _compare(
     probe: Probe, impl: list[Answer], ref: list[Answer],
     unstated: Callable[[int, dict[str, Any], dict[str, Any]], bool] | None = None,
+    known: Callable[[int], bool] | None = None,
 ) -> tuple[int, list[str]] | None:
     """The first step whose views differ, and how; ``unstated(index, mine, pattern)`` says that
-    a difference rests on a choice no rule makes, and comparing goes on after it."""
+    a difference rests on a choice no rule makes, and comparing goes on after it.
+    ``known(index)`` says that a difference belongs to an expected failure: comparing goes on
+    after a read, and stops after a write (what follows it may follow from the known gap)."""
     for index, (mine, theirs) in enumerate(zip(impl, ref, strict=True)):
         if mine.view is None or theirs.view is None:
             if probe.steps[index].op in ("append", "remove"):
@@ -158,9 +189,27 @@ def _compare(
         problems = match(pattern, mine.view)
         if problems and unstated is not None and unstated(index, mine.view, pattern):
             continue
+        if problems and known is not None and known(index):
+            if probe.steps[index].op in READS + SEARCHES:
+                continue
+            return None
         if problems:
             return index, problems
     return None
+
+
+def _known_judge(probe: Probe, impl: list[Answer], ref: list[Answer], gaps: tuple[KnownGap, ...],
+                 met: set[str]) -> Callable[[int], bool]:
+    """``known`` of :func:`_compare` for one probe; adds the cases it matched to ``met``."""
+    rules = probe.rules if probe.family == "fault" else ()  # a fault class's target rules
+
+    def judge(index: int) -> bool:
+        codes = differing_codes(impl[index].view, ref[index].view)
+        cases = known_cases(gaps, codes, rules)
+        met.update(cases)
+        return bool(cases)
+
+    return judge
 
 
 def _order_judge(probe: Probe, ref_answers: list[Answer], ref: _Side, report: FuzzReport
@@ -252,7 +301,13 @@ def _drive(config: FuzzConfig, report: FuzzReport, impl: _Side, ref: _Side,
             report.unsupported_steps += (not counted) and not shrinking
         if progress is not None:
             progress(report, False)
-        found = _compare(probe, mine, theirs, _order_judge(probe, theirs, ref, report))
+        met: set[str] = set()
+        found = _compare(probe, mine, theirs, _order_judge(probe, theirs, ref, report),
+                         _known_judge(probe, mine, theirs, config.known, met))
+        if met and found is None and not shrinking:
+            report.known_inputs += 1
+            for case_id in met:
+                report.known[case_id] = report.known.get(case_id, 0) + 1
         if found is not None:
             index, problems = found
             report.finding = Disagreement(probe, index, tuple(problems), tuple(mine),

@@ -4,10 +4,13 @@ docs/implementers/strategies.md).
 A *probe* is one generated input: the bytes of a ``session.jsonl`` and the steps to run on it
 (reads of a valid or single-fault session, an append scenario, a recovery of a torn tail). The
 same probe runs against the implementation and the reference, each in a fresh copy of the
-session, and each answer is reduced to its *view*: only what the contract fixes. A verdict, the
-first error's code and line (DIAG-5), a projection (CTX: leaf, messages, custom state), info,
-what an append committed and found present, a recovery's action. Messages, extra keys, columns,
-pointers and the order of later errors are implementation-defined and never compared.
+session, and each answer is reduced to its *view*: only what the contract fixes. A verdict with
+every error's code and line and whether the list was truncated (DIAG-4, DIAG-5, DIAG-6: every
+input holds at most one fault, which no later record depends on, so the contract fixes the whole
+list: none, or that fault's one diagnostic), the one error of any other step (the first), a
+projection (CTX: leaf, messages, custom state), info, what an append committed and found
+present, a recovery's action. Messages, extra keys, columns and pointers are
+implementation-defined and never compared.
 """
 
 from __future__ import annotations
@@ -18,20 +21,25 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..cases._match import EXACT
+from ..cases._match import EXACT, UNORDERED
 from ._strategies_append import AppendScenario, append_scenarios
 from ._strategies_faults import Fault, faulty_sessions
+from ._strategies_search import SearchRoot, queries, search_roots
 from ._strategies_sessions import EntryGraph, Line, Session, draw_entry, sessions, spell
 
-__all__ = ["OPS", "READS", "Probe", "Step", "probes", "view_of"]
+__all__ = ["OPS", "READS", "ROOT", "SEARCHES", "Probe", "Step", "probes", "relative_to", "view_of"]
 
 # The operations the fuzzer can compare, and the capability each needs
 # (docs/implementers/protocol.md).
 OPS: Mapping[str, str] = {
     "validate": "read", "context": "read", "info": "read",
     "append": "append", "remove": "append", "recover": "recover", "read": "paged-read",
+    "discover": "search", "search": "search",
 }
 READS = ("validate", "context", "info", "read")  # read: the first page only (its cursor is opaque)
+# The operations over a root of sessions (search probes): they take ``roots``, not ``session``.
+SEARCHES = ("discover", "search")  # search: the first page only (its cursor is opaque)
+ROOT = "roots/a"  # where a search probe's sessions lie, relative to each side's workspace
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +58,8 @@ class Probe:
     steps: tuple[Step, ...]
     rules: tuple[str, ...]
     expected: tuple[str, int | None] | None = None  # a single-fault mutant's code and line
+    # A search probe's sessions: (path relative to the workspace, session.jsonl bytes).
+    others: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def family(self) -> str:
@@ -129,6 +139,23 @@ def _recover_probe(draw: st.DrawFn, ops: Sequence[str]) -> Probe:
                  ("RCV-3", "RCV-4", "RCV-5"))
 
 
+@st.composite
+def _search_probe(draw: st.DrawFn, ops: Sequence[str]) -> Probe:
+    """A root of a few sessions, discovered and searched (the first page of one or two
+    queries, with a limit that may cut it)."""
+    root: SearchRoot = draw(search_roots())
+    where = {"roots": [{"$path": ROOT}]}
+    steps = [Step("discover", where)] if "discover" in ops else []
+    if "search" in ops:
+        for _ in range(draw(st.integers(1, 2))):
+            query = draw(queries(root))
+            steps.append(Step("search", {**where, "query": query,
+                                         "limit": draw(st.sampled_from([1, 2, 50]))}))
+    others = tuple((f"{ROOT}/{name}", data) for name, data in root.sessions)
+    return Probe(f"search of {len(others)} session(s)", b"", tuple(steps),
+                 ("SRCH-10", "SRCH-12", "SRCH-15", "SRCH-33", "SRCH-34"), others=others)
+
+
 def probes(
     ops: Sequence[str], faults: Sequence[str] | None = None
 ) -> st.SearchStrategy[Probe]:
@@ -141,6 +168,8 @@ def probes(
         kinds.append(_append_probe(ops))
     if "recover" in ops:
         kinds.append(_recover_probe(ops))
+    if any(op in SEARCHES for op in ops):
+        kinds.append(_search_probe(ops))
     if not kinds:
         raise ValueError("no operation to fuzz")
     return st.one_of(kinds)
@@ -150,7 +179,9 @@ def probes(
 
 
 def _diagnostic(value: Any) -> dict[str, Any]:
-    """DIAG-5: the first error's code and line (a line only where the code has one)."""
+    """DIAG-5: an error's code and line (a line only where the code has one)."""
+    if not isinstance(value, Mapping):
+        return {"code": None}
     out = {"code": value.get("code")}
     if "line" in value:
         out["line"] = value["line"]
@@ -182,10 +213,11 @@ def view_of(op: str, result: Mapping[str, Any], *, pattern: bool = False) -> dic
         return {**out, **error} if error else {**out, "leaf": result.get("leaf")}
     if error:
         return error
-    if op == "validate":
-        errors = result.get("errors") or []
-        first = _diagnostic(errors[0]) if errors else None
-        return {"valid": result.get("valid"), "first": first}
+    if op == "validate":  # DIAG-4, DIAG-6: the whole list, for the fuzzer's inputs
+        errors = result.get("errors")
+        listed = [_diagnostic(item) for item in errors] if isinstance(errors, list) else errors
+        return {"valid": result.get("valid"), "errors": listed,
+                "truncated": result.get("truncated")}
     if op == "context":
         return {
             "leaf": result.get("leaf"),
@@ -201,4 +233,49 @@ def view_of(op: str, result: Mapping[str, Any], *, pattern: bool = False) -> dic
     if op == "read":  # CTX-23: entries as stored; whether a next page exists
         return {"entries": [_exact(entry, pattern) for entry in result.get("entries", [])],
                 "more": result.get("nextCursor") is not None}
+    if op in SEARCHES:
+        return _search_view(op, result, pattern)
     return dict(result)
+
+
+# SRCH-38 less the opaque pin; SRCH-28 for discover.
+_RESULT_KEYS = ("location", "sessionId", "leaf", "created", "title", "excerpt", "matched",
+                "archived", "duplicates")
+_SESSION_KEYS = ("location", "sessionId", "created", "duplicates")
+_SEARCH_DIAGNOSTIC_KEYS = ("code", "root", "location", "cause", "line")
+
+
+def _search_view(op: str, result: Mapping[str, Any], pattern: bool) -> dict[str, Any]:
+    """Every result in order (SRCH-15, SRCH-35) with all it holds but its pin, whether a next
+    page exists, and the diagnostics in any order (no rule orders them) where the page is the
+    last (a page reports SESSION_INVALID only up to its last result: SRCH-19)."""
+    keys, listed = (_SESSION_KEYS, "sessions") if op == "discover" else (_RESULT_KEYS, "results")
+    items = result.get(listed)
+    out: dict[str, Any] = {listed: [
+        {key: _exact(item.get(key), pattern) for key in keys}
+        for item in (items if isinstance(items, list) else []) if isinstance(item, Mapping)]}
+    more = result.get("nextCursor") is not None
+    if op == "search":
+        out["more"] = more
+    if not more:
+        found = result.get("diagnostics")
+        diagnostics = [{key: item[key] for key in _SEARCH_DIAGNOSTIC_KEYS if key in item}
+                       for item in (found if isinstance(found, list) else [])
+                       if isinstance(item, Mapping)]
+        out["diagnostics"] = {UNORDERED: diagnostics} if pattern else diagnostics
+    return out
+
+
+def relative_to(value: Any, bases: Sequence[str]) -> Any:
+    """``value`` with every path under one of ``bases`` (a side's workspace, as given and as its
+    real path) made relative to it, so that both sides' locations compare."""
+    if isinstance(value, str):
+        for base in bases:
+            if value.startswith(base + "/"):
+                return value[len(base) + 1:]
+        return value
+    if isinstance(value, Mapping):
+        return {key: relative_to(item, bases) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative_to(item, bases) for item in value]
+    return value

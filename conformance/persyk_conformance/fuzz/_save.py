@@ -19,14 +19,15 @@ from typing import Any
 
 from .._bounded import refuse_special
 from ..cases._load import CASE_GROUPS, manifest_problems
+from ..cases._match import EXACT, UNORDERED
 from ._differential import Answer, Disagreement
-from ._probes import OPS, READS, view_of
+from ._probes import OPS, READS, SEARCHES, view_of
 
 __all__ = ["CANDIDATE_BASE", "check_save_folder", "save_candidate"]
 
 CANDIDATE_BASE = 9000  # candidate ids are <prefix>-9001.. within one save directory
 _PREFIX = {"golden": "G", "rejection": "R", "scenario": "S"}
-_CAPABILITY_ORDER = ("read", "append", "recover", "paged-read")
+_CAPABILITY_ORDER = ("read", "append", "recover", "paged-read", "search")
 
 
 def _expect(op: str, answer: Answer) -> list[dict[str, Any]]:
@@ -40,24 +41,46 @@ def _expect(op: str, answer: Answer) -> list[dict[str, Any]]:
         errors = result.get("errors") or []
         if not errors:
             return [{"valid": True, "errors": []}]
-        first = view["first"]
+        first = view["errors"][0]
         if len(errors) == 1:
             return [{"valid": False, "errors": [first]}]
         return [{"valid": False}, {"error": first}]
     if op == "read" and "error" not in view:  # a next page's cursor is opaque: a string
         return [{"entries": view["entries"],
                  "nextCursor": {"$matches": ""} if view["more"] else None}]
+    if op in SEARCHES and "error" not in view:  # locations as a case spells them
+        return [_spelt_paths(view, op)]
     if op == "recover" and "error" not in view:
         preserved = None if not view["preserved"] else {"$matches": "^recovery/"}
         return [{"action": view["action"], "preserved": preserved}]
     return [view]
 
 
+def _spelt_paths(view: dict[str, Any], op: str) -> dict[str, Any]:
+    """A search view as an expectation: each location ``{"$path": ...}`` (the runner makes it
+    absolute in the case's workspace), a next page's cursor any string."""
+    listed = "sessions" if op == "discover" else "results"
+
+    def item(found: dict[str, Any]) -> dict[str, Any]:
+        duplicates = found["duplicates"].get(EXACT, found["duplicates"])
+        return {**found, "location": {"$path": found["location"]},
+                "duplicates": [{"$path": d} for d in duplicates or []]}
+
+    out: dict[str, Any] = {listed: [item(found) for found in view[listed]]}
+    if op == "search":
+        out["nextCursor"] = {"$matches": ""} if view["more"] else None
+    if "diagnostics" in view:
+        out["diagnostics"] = {UNORDERED: [
+            {**d, **{key: {"$path": d[key]} for key in ("location",) if key in d}}
+            for d in view["diagnostics"][UNORDERED]]}
+    return out
+
+
 def _steps(finding: Disagreement) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     for index, step in enumerate(finding.probe.steps[: finding.step + 1]):
         expects = _expect(step.op, finding.reference[index])
-        args = {"session": "session", **step.args}
+        args = dict(step.args) if step.op in SEARCHES else {"session": "session", **step.args}
         steps.append({"op": step.op, "args": args, "expect": expects[0]})
         steps += [{"op": "context", "args": {"session": "session"}, "expect": more}
                   for more in expects[1:]]
@@ -71,7 +94,7 @@ def _is_single_fault(expect: Mapping[str, Any]) -> bool:
 
 
 def _group(steps: Sequence[Mapping[str, Any]]) -> str:
-    reads = all(step["op"] in READS for step in steps)
+    reads = all(step["op"] in READS + SEARCHES for step in steps)
     if reads and all(_is_single_fault(step["expect"]) for step in steps):
         return "rejection"
     if reads and all("error" not in step["expect"] and step["expect"].get("valid", True)
@@ -121,8 +144,9 @@ def save_candidate(finding: Disagreement, save: Path, *, seed: int, implementati
     if problems:  # a fault of the fuzzer itself: never write a case the runner cannot load
         raise ValueError("the candidate case is malformed: " + "; ".join(problems))
     directory = folder / f"{case_id}-fuzz-{_slug(finding.probe.origin)}"
-    (directory / "tree" / "session").mkdir(parents=True)
-    (directory / "tree" / "session" / "session.jsonl").write_bytes(finding.probe.data)
+    for where, data in finding.probe.others or (("session", finding.probe.data),):
+        (directory / "tree" / where).mkdir(parents=True)
+        (directory / "tree" / where / "session.jsonl").write_bytes(data)
     (directory / "case.json").write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
     evidence = {

@@ -61,7 +61,7 @@ def test_fuzz_finds_nothing_against_the_reference_adapter() -> None:
     assert report["found"] is None
     assert report["examples"] == 50
     assert report["compared"] > 50 and report["unsupported"] == 0
-    assert report["origins"] == ["append", "fault", "recover", "valid"]
+    assert report["origins"] == ["append", "fault", "recover", "search", "valid"]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     save = tmp_path_factory.mktemp("candidates")
     done = subprocess.run(
         [sys.executable, "-m", "persyk_conformance.cli", "fuzz", "--impl", BROKEN,
-         "--examples", "200", "--seed", "3", "--save", str(save), "--ops",
+         "--examples", "200", "--seed", "6", "--save", str(save), "--ops",
          "validate,context,info"],
         capture_output=True, text=True, timeout=600, check=False)
     return done.returncode, save
@@ -84,7 +84,7 @@ def test_fuzz_exits_1_and_saves_one_candidate_for_a_broken_rule(saved: tuple[int
     (case,) = load_cases(save)  # the runner's own loader: the case format holds
     assert case.id.endswith("-9001") and case.directory.name.startswith(case.id + "-fuzz-")
     evidence = json.loads((Path(str(case.directory)) / "fuzz.json").read_text("utf-8"))
-    assert evidence["seed"] == 3 and evidence["mismatches"]
+    assert evidence["seed"] == 6 and evidence["mismatches"]
     assert set(evidence["answers"]) == {"implementation", "reference"}
 
 
@@ -140,6 +140,15 @@ def test_fuzz_counts_an_adapter_failure_as_a_disagreement(
                              timeout=5))
     assert report.finding is not None
     assert answer in report.finding.implementation[report.finding.step].reply
+
+
+def test_fuzz_finds_a_second_diagnostic_for_one_fault() -> None:
+    # DIAG-6: a fault nothing depends on yields exactly one diagnostic; the fake keeps the
+    # first error right and adds a cascade, which a comparison of the first error alone missed.
+    impl = shlex.join([sys.executable, str(FAKES / "cascading_errors.py")])
+    report = fuzz(FuzzConfig(impl=impl, examples=40, seed=1, ops=("validate",), time_budget=60))
+    assert report.finding is not None
+    assert report.finding.mismatches[0].startswith("/errors: expected an array of 1 item(s)")
 
 
 # --- choices no rule makes (docs/spec.md, the order of refusals within one record) ---

@@ -204,8 +204,9 @@ def test_quiet_prints_the_verdict_and_one_line_per_failing_case(
 def test_unsupported_cases_are_counted_by_capability(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # accept_everything declares read only: every append case is unsupported.
-    assert main(["run", "--impl", fake("accept_everything"), "--only", "append",
+    # accept_everything declares read only: every case of the APP area, each needing append,
+    # is unsupported.
+    assert main(["run", "--impl", fake("accept_everything"), "--only", "APP",
                  "--no-harness", "--timeout", "2"]) == 1
     out = capsys.readouterr().out
     assert "UNSUPPORTED " in out and "capability append not declared:" in out
@@ -238,7 +239,11 @@ ITEMS = [
         (("rec-5",), (), ["R-047"]),
         (("REC",), (), ["G-001", "R-047"]),
         (("should",), (), ["S-023"]),
-        (("recover",), (), ["H-101"]),
+        (("read",), (), ["G-001", "R-047"]),
+        (("read,append",), (), ["G-001", "R-047", "S-023"]),
+        (("READ", "append", "recover"), (), ["G-001", "R-047", "S-023", "H-101"]),
+        (("read", "harness"), (), ["G-001", "R-047", "H-101"]),
+        (("read", "APP-8"), ("R-*",), ["G-001", "S-023"]),
         (("harness",), (), ["H-101"]),
         (("REC", "APP"), (), ["G-001", "R-047", "S-023"]),
         (("REC,APP",), (), ["G-001", "R-047", "S-023"]),
@@ -256,6 +261,45 @@ def test_selectors_name_ids_globs_rules_areas_levels_capabilities(
 def test_a_selector_that_names_nothing_is_an_error() -> None:
     with pytest.raises(SelectionError, match="--skip NOPE"):
         select(ITEMS, (), ("NOPE",))
+
+
+@pytest.mark.parametrize(
+    ("only", "advice"),
+    [
+        (("append",), "also needs read; .*--only read,append,"),
+        (("recover",), "also needs read and append; .*--only read,append,recover,"),
+        (("read", "recover"), "--only recover: .*also needs append; .*--only read,append,recover,"),
+        (("recover", "H-101"), "--only read,append,recover,"),
+    ],
+)
+def test_a_capability_of_only_that_keeps_no_case_names_the_capabilities_to_add(
+    only: tuple[str, ...], advice: str
+) -> None:
+    with pytest.raises(SelectionError, match=advice):
+        select(ITEMS, only)
+
+
+def test_a_capability_of_skip_drops_every_case_needing_it() -> None:
+    chosen = select(ITEMS, ("read", "append", "recover"), ("append",))
+    assert [item.id for item in chosen] == ["G-001", "R-047"]
+
+
+def test_list_only_read_keeps_the_cases_needing_read_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["list", "--only", "read", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(row["requires"] == ["read"] for row in rows)
+    assert main(["list", "--only", "read,search", "--json"]) == 0
+    wider = json.loads(capsys.readouterr().out)
+    assert {tuple(row["requires"]) for row in wider} == {("read",), ("read", "search")}
+
+
+def test_list_only_search_is_a_usage_error_that_says_to_add_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["list", "--only", "search"]) == 2
+    assert "--only read,search" in capsys.readouterr().err
 
 
 def test_run_with_area_and_skip_selects_those_cases(
