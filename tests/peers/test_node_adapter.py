@@ -54,6 +54,7 @@ def _documented_node_command() -> list[str]:
     return shlex.split(line)[1:]
 
 
+@pytest.mark.slow
 def test_node_example_passes_its_documented_command_with_its_expected_failures(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

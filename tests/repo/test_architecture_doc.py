@@ -65,6 +65,7 @@ def test_a_new_module_is_listed_with_its_summary_size_and_rules(tmp_path: Path) 
     assert architecture.compact(tail.rules) == "REC-1..REC-4"
 
 
+@pytest.mark.slow
 def test_the_layer_tables_are_drawn_from_the_layers_test(monkeypatch: pytest.MonkeyPatch) -> None:
     before = architecture.sections()["persyk_maintainers layers"]
     moved = {**test_layers.LAYERS["persyk_maintainers"], "gate": 5}

@@ -66,6 +66,7 @@ def _subprocess_factory(tmp_path: Path) -> Callable[[], Adapter]:
     return make
 
 
+@pytest.mark.slow
 def test_reference_passes_every_write_check_in_process(tmp_path: Path) -> None:
     results = run_harness(_in_process, tmp_path)
     assert [r.id for r in results] == [c.id for c in checks_for("v1")]

@@ -55,6 +55,7 @@ NO_REAL_SYNC = {
 }
 
 
+@pytest.mark.slow
 @needs_strace
 @pytest.mark.parametrize("fake", sorted(NO_REAL_SYNC), ids=sorted(NO_REAL_SYNC))
 def test_a_sync_of_another_object_fails_every_powerloss_check(tmp_path: Path, fake: str) -> None:
@@ -65,6 +66,7 @@ def test_a_sync_of_another_object_fails_every_powerloss_check(tmp_path: Path, fa
         assert any(p.startswith("missing sync: ") for p in result.problems), (check, result)
 
 
+@pytest.mark.slow
 @needs_strace
 def test_an_honest_two_process_writer_passes_every_powerloss_check(tmp_path: Path) -> None:
     results = _run("powerloss_two_process_writer", tmp_path, set(SCENARIOS))

@@ -130,6 +130,7 @@ def test_a_golden_case_turned_rejection_is_breaking_and_names_the_case(
     assert "`R-699`" in render_diff_markdown(diff, 1)
 
 
+@pytest.mark.slow
 def test_the_base_reference_proves_a_new_rejection_breaking(
     base_dir: Path, head_dir: Path
 ) -> None:
@@ -166,6 +167,7 @@ def test_a_schema_tightened_against_existing_golden_records_is_breaking(
     assert diff.exit_status(allow_documented=True) == 1
 
 
+@pytest.mark.slow
 def test_a_new_golden_case_of_existing_shapes_is_compatible_once_its_changes_entry_exists(
     base_dir: Path, head_dir: Path
 ) -> None:

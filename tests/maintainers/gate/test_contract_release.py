@@ -37,6 +37,7 @@ def test_release_holds_cases_schemas_tables_and_reference(archive: Path) -> None
     assert any(name.startswith("cases/v1/golden/G-001-") for name in names)
 
 
+@pytest.mark.slow
 def test_release_verifies_and_sha256sum_agrees(archive: Path, tmp_path: Path) -> None:
     checkout = load_side(str(CHECKOUT), CHECKOUT)
     checkout.discard()  # its linked site is a temporary tree (none is left behind)
@@ -68,6 +69,7 @@ def test_a_tampered_archive_fails_verification_naming_the_file(
     assert main(["release", "--verify", str(tampered)]) == 1
 
 
+@pytest.mark.slow
 def test_an_archive_is_a_side_of_the_diff(archive: Path) -> None:
     base, head = load_side(str(archive), CHECKOUT), load_side(str(CHECKOUT), CHECKOUT)
     try:
