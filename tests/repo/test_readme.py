@@ -99,3 +99,14 @@ def test_the_dsh_profile_lines_run_as_written(tmp_path: Path) -> None:
     _run_as_written(lines, tmp_path)
     logs = list((tmp_path / "demo-dsh").glob("*/*.jsonl"))
     assert len(logs) == 1 and len(logs[0].read_bytes().splitlines()) == 4  # header + 3 events
+
+
+def test_the_readme_states_the_ci_time_that_ci_run_prints_beside_its_own() -> None:
+    """The test-time sentence is one figure, within CI's 12-minute budget, and `.ci/run` reads
+    that same sentence to print it beside the time it took."""
+    said = re.findall(r"`\.ci/run` takes about (\d+) minutes", README.read_text("utf-8"))
+    assert len(said) == 1 and 1 <= int(said[0]) <= 12, said
+    script = (ROOT / ".ci" / "run").read_text("utf-8")
+    pattern = re.search(r"grep -o '(.*?)' README\.md", script)
+    assert pattern is not None and re.search(pattern.group(1).replace("[0-9]*", r"\d+"),
+                                             README.read_text("utf-8"))
