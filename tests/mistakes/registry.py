@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _json_habits, _search_habits, _text_habits, _write_habits
+from . import _json_habits, _method_habits, _search_habits, _text_habits, _write_habits
 from ._model import ORIGINS, Mistake
 
 __all__ = ["MISTAKES", "by_name", "catching", "problems"]
 
 MISTAKES: tuple[Mistake, ...] = (
     *_json_habits.MISTAKES, *_text_habits.MISTAKES, *_write_habits.MISTAKES,
-    *_search_habits.MISTAKES)
+    *_search_habits.MISTAKES, *_method_habits.MISTAKES)
 
 _BY_NAME: dict[str, Mistake] = {mistake.name: mistake for mistake in MISTAKES}
 assert len(_BY_NAME) == len(MISTAKES), "two mistakes share a name"

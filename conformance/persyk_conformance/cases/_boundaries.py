@@ -32,22 +32,22 @@ class Boundary:
 # One row per (rule, limit, side), in spec order.
 BOUNDARIES: tuple[Boundary, ...] = (
     Boundary("REC-11", "1,048,576 bytes", "read, ASCII", "G-066", "R-075"),
-    Boundary("REC-11", "1,048,576 bytes", "read, two-byte text", None, "R-953"),
-    Boundary("REC-11", "1,048,576 bytes", "append, a batch record", None, "S-565"),
+    Boundary("REC-11", "1,048,576 bytes", "read, two-byte text", "G-350", "R-953"),
+    Boundary("REC-11", "1,048,576 bytes", "append, a batch record", "S-650", "S-565"),
     Boundary("REC-12", "128 containers", "read", "G-067", "R-077"),
-    Boundary("REC-12", "128 containers", "append, a batch record", None, None),
+    Boundary("REC-12", "128 containers", "append, a batch record", "S-651", "S-652"),
     Boundary("ID-1", "128 characters", "read", "G-056", "R-169"),
     Boundary("AST-3", "132 characters", "read", "G-107", "R-622"),
     Boundary("APP-8", "256 records", "append", "S-021", "S-022"),
     Boundary("APP-8", "4 MiB", "append, recordsFile, ASCII", "S-023", "S-024"),
     Boundary("APP-8", "4 MiB", "append, recordsFile, two-byte text", "S-986", "S-987"),
     Boundary("APP-8", "4 MiB", "append, recordsFile, four-byte text", "S-988", "S-989"),
-    Boundary("APP-8", "4 MiB", "append, records array", None, None),
+    Boundary("APP-8", "4 MiB", "append, records array", "S-653", "S-654"),
     Boundary("RCV-10", "1,048,576 bytes", "recover", "S-984", "S-985"),
-    Boundary("RCV-10", "128 containers", "recover", None, "S-057"),
-    Boundary("SRCH-29", "256 code points", "search", None, "R-758"),
-    Boundary("SRCH-33", "80 code points", "search", None, None),
-    Boundary("SRCH-34", "200 code points", "search", None, None),
+    Boundary("RCV-10", "128 containers", "recover", "S-655", "S-057"),
+    Boundary("SRCH-29", "256 code points", "search", "G-351", "R-758"),
+    Boundary("SRCH-33", "80 code points", "search", "G-352", "G-353"),
+    Boundary("SRCH-34", "200 code points", "search", "G-354", "G-355"),
 )
 
 

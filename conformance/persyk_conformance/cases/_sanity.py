@@ -19,7 +19,8 @@ It checks, and reports every failure as one line:
   check and one; ``rules_on_one_case`` lists, for every phase, the MUST rules that
   still rest on one case, and ``check-fixtures`` prints them; it also prints, for each MUST
   rule with a numeric limit, the cases at the limit and one past it on each side
-  (``_boundaries.BOUNDARIES``);
+  (``_boundaries.BOUNDARIES``), and for each method the members it has not reached
+  (``_methods.METHODS``);
 * every schema file is a valid JSON Schema 2020-12;
 * every record of every golden case is valid against ``schemas/v1`` (independently of the
   reference implementation).
@@ -42,6 +43,7 @@ from referencing.jsonschema import DRAFT202012
 from .._bounded import Refused
 from ._boundaries import boundary_report
 from ._load import CASE_GROUPS, default_root, manifest_problems, read_manifest
+from ._methods import method_report
 
 __all__ = [
     "CODE_PHASES",
@@ -52,6 +54,7 @@ __all__ = [
     "OneCase",
     "check_fixtures",
     "limit_boundaries",
+    "method_gaps",
     "required_codes",
     "rules_on_one_case",
     "rules_resting_on_one_case",
@@ -151,6 +154,12 @@ def limit_boundaries(root: Traversable | None = None) -> list[str]:
     """``boundary_report`` over the cases under ``root`` (default: the installed fixtures)."""
     manifests = _manifests(default_root() if root is None else root, [])
     return boundary_report([manifest for _, manifest in manifests])
+
+
+def method_gaps(root: Traversable | None = None) -> list[str]:
+    """``method_report`` over the cases under ``root`` (default: the installed fixtures)."""
+    manifests = _manifests(default_root() if root is None else root, [])
+    return method_report([manifest for _, manifest in manifests])
 
 
 def required_codes(

@@ -84,7 +84,7 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     """The sanity check, then every case in-process against the reference: both must be clean.
     The harness checks that need adapter processes of their own cannot run in-process; they are
     named, not counted against the fixtures (``run`` runs them through the adapter)."""
-    from ..cases._sanity import check_fixtures, limit_boundaries, rules_resting_on_one_case
+    from ..cases._sanity import check_fixtures, rules_resting_on_one_case
     from ..harness._registry import checks_for, needs_a_process, registry_problems
     from ..run._outcomes import Outcome
     from ._run import RunConfig, execute
@@ -93,7 +93,7 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     # A harness check is evidence for its rules beside the cases.
     harness = {check.id: check.rules for check in checks_for("v1")}
     on_one_case = []
-    boundaries: list[str] = []
+    reports: list[str] = []
     if args.profile != "v1":
         from ..cases._sanity_profile import check_profile_fixtures
 
@@ -102,15 +102,15 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
     else:
         problems = check_fixtures(args.fixtures, spec_text=spec, harness_rules=harness)
         on_one_case = rules_resting_on_one_case(args.fixtures, harness_rules=harness)
-        boundaries = limit_boundaries(args.fixtures)
+        reports = _coverage_reports(args.fixtures)
     record = execute(RunConfig(in_process=True, fixtures=args.fixtures, profile=args.profile))
     problems += registry_problems({r.id for r in record.results if r.kind != "harness"})
     for problem in problems:
         print(f"fixtures: {problem}")
     for one in on_one_case:
         print(f"one case: {one.describe()}")
-    for line in boundaries:
-        print(f"boundary: {line}")
+    for line in reports:
+        print(line)
     needs_process = [r for r in record.results if needs_a_process(r)]
     not_passing = [r for r in record.results
                    if r.outcome is not Outcome.PASS and r not in needs_process]
@@ -131,6 +131,15 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
         f"rest on one case; the reference passes {total - len(not_passing)} of {total} case(s)"
     )
     return Verdict.found_if(bool(problems or not_passing))
+
+
+def _coverage_reports(fixtures: Path | None) -> list[str]:
+    """The boundary report (each limit's cases at it and one past it) and the method report
+    (the members each method has not reached), one printed line each."""
+    from ..cases._sanity import limit_boundaries, method_gaps
+
+    return ([f"boundary: {line}" for line in limit_boundaries(fixtures)]
+            + [f"method: {line}" for line in method_gaps(fixtures)])
 
 
 def _add_list(sub: SubParsers, command: Command) -> None:
