@@ -31,6 +31,7 @@ REPORT_SCHEMA = json.loads(
 )
 
 
+@pytest.mark.slow
 def test_reference_passes_every_dsh_case_through_its_subprocess_adapter() -> None:
     record = execute(RunConfig(profile="dsh-v0", strict=True))
     failing = [f"{r.id} {r.outcome}: {r.describe()}" for r in record.results
@@ -118,6 +119,7 @@ def _harness(only: str) -> Outcome:
     return result.outcome
 
 
+@pytest.mark.slow
 def test_dsh_harness_passes_the_reference_in_process() -> None:
     assert _harness("DH-101") is Outcome.PASS
     assert _harness("DH-102") is Outcome.PASS

@@ -56,6 +56,7 @@ def _fuzz_fresh(**config: Any) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow
 def test_fuzz_finds_nothing_against_the_reference_adapter() -> None:
     report = _fuzz_fresh(impl=REFERENCE, examples=50, seed=20261202, time_budget=120)
     assert report["found"] is None

@@ -33,6 +33,7 @@ def _fuzz(impl: str, save: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_fuzz_finds_no_search_disagreement_with_the_reference(tmp_path: Path) -> None:
     done = _fuzz(REFERENCE, tmp_path / "candidates")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -123,6 +123,7 @@ def test_non_restartable_recovery_fails_the_kill_check(
     assert any("the rerun was refused" in p for p in crash.problems), crash.problems
 
 
+@pytest.mark.slow
 def test_reference_passes_concurrent_writers_as_processes(tmp_path: Path) -> None:
     [concurrent] = run_harness(
         _subprocess_factory(tmp_path), tmp_path / "work", only={"H-102"}

@@ -33,6 +33,7 @@ def released() -> Path:
     return archives[-1]
 
 
+@pytest.mark.slow
 def test_the_released_contract_archive_verifies() -> None:
     archive = released()
     assert archive.name == f"persyk-contract-{verify_release(archive)}.tar.gz"

@@ -282,6 +282,7 @@ def test_empty_file_is_session_empty() -> None:
     assert not index.valid
 
 
+@pytest.mark.slow
 def test_deep_chain_removal_is_checked_without_recursion() -> None:
     records = [header(), user("m0", None)]
     records += [custom(f"s{i}", "m0" if i == 1 else f"s{i - 1}") for i in range(1, 5000)]

@@ -210,6 +210,7 @@ def _plan(items: list[BatchItem], engine: Engine = FAST_ENGINE) -> tuple[AppendP
     return plan, (entries, index.diagnostics, index.lines, index.default_leaf)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(message_entries() | altered_entries(), max_size=6))
 def test_a_plan_is_the_same_with_the_lane_and_without(records: list[dict[str, Any]]) -> None:

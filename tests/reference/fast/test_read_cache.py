@@ -403,6 +403,7 @@ def equal_to_a_fresh_reader(cache_class: CacheClass, *, shrink: bool = True) -> 
     prove()
 
 
+@pytest.mark.slow
 def test_cached_reads_equal_a_fresh_reader() -> None:
     equal_to_a_fresh_reader(ReadCache)
 

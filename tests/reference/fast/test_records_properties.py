@@ -70,6 +70,7 @@ def test_inserted_lone_surrogate_escape_is_rejected(
     assert code_of(data) == Code.RECORD_LONE_SURROGATE
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=SLOW_MACHINE)
 @given(nonempty_records, st.data(), json_values, st.booleans(), st.booleans())
 def test_repeated_key_is_rejected(

@@ -172,6 +172,7 @@ OPEN = {"at": 0, "connection": "c1", "open": {"provider": "openai", "model": "m"
         "endpoint": "wss://api.example.com/v1", "api": "realtime"}}
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(events())
 def test_no_secret_planted_by_meaning_is_persisted(case: tuple[dict[str, Any], list[str]]) -> None:
