@@ -215,6 +215,9 @@ def imprecise(workload: dict[str, Any]) -> list[str]:
             continue
         if result["outcome"] != "ok":
             continue  # unsupported: nothing was promised
+        if result.get("refused"):  # _clock: a run too short for the clock
+            reasons.append(f"{where}: refused, {result['refused']}")
+            continue
         ratio = result.get("ratio") or {}
         half = ratio.get("halfWidth")
         if target is None or "least" not in ratio:

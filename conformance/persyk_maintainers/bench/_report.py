@@ -23,6 +23,7 @@ from persyk_conformance._escape import for_markdown
 from persyk_conformance._units import human_seconds
 
 from ._precision import difference
+from ._report_counts import instructions_section
 
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
@@ -68,6 +69,8 @@ def figure_text(ratio: dict[str, Any]) -> str:
 def _cell(result: dict[str, Any]) -> str:
     if result["outcome"] != "ok":
         return f"**{result['outcome']}**"
+    if result.get("refused"):
+        return f"{human_seconds(result['min'])}, **refused**: {for_markdown(result['refused'])}"
     ratio = result.get("ratio")
     text = human_seconds(result["min"])
     if ratio and "least" in ratio:
@@ -242,6 +245,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"{_input(workload)} | {human_seconds(floor['median'])} ({floor['title']}) | "
             + " | ".join(cells) + " |"
         )
+    lines += instructions_section(report, labels)
     lines += _scaling(report, labels)
     lines += _conditions(report)
     if report.get("aborted"):

@@ -31,8 +31,17 @@ from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.run._workspace import Sandbox
 from persyk_contract import contract_version
 
+from ._clock import clock_resolution, refuse_short_runs
+from ._counted import CountPlan
 from ._data import DataStore
 from ._floors import machine
+from ._instructions import (
+    LABEL,
+    counted,
+    instruction_members,
+    tool_description,
+    valgrind_unavailable,
+)
 from ._precision import ratio_figure
 from ._quiet import Sample, between, combined, cpu_shares, sample, verdict
 from ._reads import (
@@ -75,6 +84,7 @@ class BenchConfig:
     sizes: tuple[float, ...] = ()  # MB at scale 1, for the scaling series
     data: Path | None = None  # keep the generated inputs here (reused when they match)
     warmup: bool = True
+    instructions: int = 0  # --instructions N: count N requests under valgrind (0: no count)
 
 
 @dataclass(slots=True)
@@ -110,6 +120,9 @@ class _Cell:
     series: list[_Series]
     floor_rounds: list[list[float]] = field(default_factory=list)
     intervals: list[tuple[Sample, Sample]] = field(default_factory=list)
+    # Counted after the rounds: the floor's member and each series' (_instructions).
+    floor_counts: dict[str, Any] = field(default_factory=dict)
+    counts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def workloads_for(config: BenchConfig) -> list[Workload]:
@@ -161,6 +174,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
              for command in config.impls]
     # Before anything of the bench runs: the load others left is the verdict's load (_quiet).
     load_before_run = sample().load1
+    clock = clock_resolution()
     started = _now()
     began = time.perf_counter()
     show = _Progress(progress, len(workloads) * (config.rounds + 1))
@@ -177,6 +191,12 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
             for cell in cells:
                 step += 1
                 _run_round(cell, number, config, functools.partial(show, step))
+        if config.instructions:
+            plan = CountPlan(config.instructions, sandbox.root / "counts",
+                             sandbox.adapter_env(os.environ), sandbox.root, config.timeout)
+            unavailable = valgrind_unavailable()
+            for cell in cells:
+                _count_instructions(cell, plan, unavailable, functools.partial(show, step))
     except KeyboardInterrupt:  # the report still holds every round that finished
         done = min((len(c.floor_rounds) for c in cells), default=0)
         aborted = (f"interrupted during round {done + 1} of {config.rounds}" if cells
@@ -187,6 +207,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         for impl in impls:
             impl.adapter.close()
         results = [_workload_json(cell) for cell in cells if cell.floor_rounds]
+        refuse_short_runs(results, clock)
         sandbox.remove()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -195,13 +216,16 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "contractVersion": contract_version(), "startedAt": started, "finishedAt": _now(),
         "durationSeconds": round(time.perf_counter() - began, 3),
         "scale": config.scale, "rounds": config.rounds, "pairs": config.pairs,
-        "timeoutSeconds": config.timeout,
+        "timeoutSeconds": config.timeout, "clock": clock,
         "sizesMB": list(config.sizes), "loadBeforeRun": load_before_run,
         "machine": machine(store.root),
         "implementations": [_impl_json(impl) for impl in impls],
         "inputs": [item.manifest() for item in store.inputs.values()],
         "workloads": results, "aborted": aborted,
     }
+    if config.instructions:
+        report["instructions"] = {"what": LABEL, "requests": config.instructions,
+                                  "tool": tool_description(), "unavailable": valgrind_unavailable()}
     report["quiet"] = verdict(report)
     return report
 
@@ -349,6 +373,19 @@ def _repetition(
     adapter.kill()  # a failed repetition leaves the adapter in no known state
 
 
+def _count_instructions(cell: _Cell, plan: CountPlan, unavailable: str | None,
+                        show: Callable[[str], None]) -> None:
+    """The instruction counts of one CPU workload, after its rounds (valgrind beside a timed
+    run would slow it)."""
+    if not counted(cell.workload):
+        return
+    show(f"{cell.workload.key}: counting instructions under valgrind")
+    commands = [list(one.impl.command) if one.outcome == "ok" else None for one in cell.series]
+    cell.floor_counts, members = instruction_members(cell.workload, cell.prepared, commands,
+                                                     plan, unavailable)
+    cell.counts = [member or {} for member in members]
+
+
 def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
@@ -357,7 +394,7 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
     workload, prepared = cell.workload, cell.prepared
     floor = [x for one_round in cell.floor_rounds for x in one_round]
     results = []
-    for one in cell.series:
+    for number, one in enumerate(cell.series):
         seconds = [x for one_round in one.rounds for x in one_round]
         entry: dict[str, Any] = {"implementation": one.impl.label, "outcome": one.outcome,
                                  "detail": one.detail, "seconds": seconds,
@@ -371,17 +408,21 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
             entry["outcome"], entry["detail"] = "error", "no repetition ran"
         if one.extra:
             entry["extra"] = one.extra
+        if number < len(cell.counts) and cell.counts[number]:
+            entry["instructions"] = cell.counts[number]
         results.append(entry)
     start, end = combined(cell.intervals)
     return {
         "key": workload.key, "name": workload.name, "title": workload.heading,
         "capability": workload.capability, "unit": workload.unit,
         "sizeMB": workload.size_mb, "bytes": prepared.size_bytes, "params": prepared.params,
+        "unitsPerRepetition": workload.units(prepared),
         "inputs": [item.name for item in prepared.inputs],
         "precisionTarget": workload.precision_target,
         "conditions": {**between(start, end), **cpu_shares(start, end)},
         "floor": {"title": workload.floor_title, "seconds": floor, "rounds": cell.floor_rounds,
-                  **_stats(floor)},
+                  **_stats(floor),
+                  **({"instructions": cell.floor_counts} if cell.floor_counts else {})},
         "results": results,
     }
 

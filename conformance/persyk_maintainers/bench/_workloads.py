@@ -150,6 +150,10 @@ class Workload(ABC):
         answers carry the input's own data."""
         return None
 
+    def units(self, prepared: Prepared) -> int:
+        """The units one repetition (of the floor or through the adapter) is made of."""
+        return 1
+
     @abstractmethod
     def floor(self, prepared: Prepared, state: Any) -> float:
         """Seconds per unit of the floor, measured now."""

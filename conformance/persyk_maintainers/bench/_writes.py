@@ -125,6 +125,9 @@ class AppendSingle(Workload):
         chain.repetition = prepared.params["perRepetition"]
         return chain
 
+    def units(self, prepared: Prepared) -> int:
+        return int(prepared.params["perRepetition"])
+
     def floor(self, prepared: Prepared, state: Chain) -> float:
         count: int = prepared.params["perRepetition"]
         chunks = [b"".join(_line(r) for r in state.take(self.per_batch)) for _ in range(count)]
@@ -184,6 +187,9 @@ class RetrySmall(Workload):
         chain.retry = _user(f"e{entries - 1}", f"e{entries - 2}")
         chain.repetition = prepared.params["perRepetition"]
         return chain
+
+    def units(self, prepared: Prepared) -> int:
+        return int(prepared.params["perRepetition"])
 
     def floor(self, prepared: Prepared, state: Chain) -> float:
         count: int = prepared.params["perRepetition"]
@@ -298,6 +304,9 @@ class Capture(Workload):
     def setup(self, prepared: Prepared, directory: Path) -> Any:
         directory.mkdir(parents=True, exist_ok=True)
         return {"directory": directory, "next": 0, "prepared": prepared}
+
+    def units(self, prepared: Prepared) -> int:
+        return int(prepared.data["seconds"])
 
     def floor(self, prepared: Prepared, state: Any) -> float:
         state["next"] += 1

@@ -46,7 +46,7 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     only = tuple(name for group in args.only or () for name in group)
     config = BenchConfig(impls=impls, scale=args.scale, rounds=args.rounds, pairs=args.pairs,
                          timeout=args.timeout, only=only, sizes=args.sizes or (), data=args.data,
-                         warmup=not args.no_warmup)
+                         warmup=not args.no_warmup, instructions=args.instructions or 0)
     try:
         chosen = workloads_for(config)
     except ValueError as exc:
@@ -173,6 +173,11 @@ def register(sub: SubParsers, command: Command) -> None:
     bench.add_argument("--data", type=Path, metavar="DIR",
                        help="keep the generated inputs in DIR and reuse them when their "
                             "manifest matches (default: a temporary directory)")
+    bench.add_argument("--instructions", type=positive_int, metavar="N",
+                       help="after the rounds, count the instructions of N requests of each CPU "
+                            "workload under valgrind, for the floor and each implementation "
+                            "(slow: about 50x the requests' time plus some 20 s a workload; "
+                            "default: not counted; docs/maintainers/performance.md)")
     bench.add_argument("--no-warmup", action="store_true",
                        help="no untimed warm-up repetition before the timed ones")
     bench.add_argument("--publishable", action="store_true",

@@ -1,0 +1,50 @@
+"""The Markdown of the figures a bench report gives beside the timed ratios: instruction counts
+(``_instructions``). Pure: the report's JSON in, lines out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from persyk_conformance._escape import for_markdown
+
+__all__ = ["count_text", "instructions_section"]
+
+
+def _millions(count: float) -> str:
+    return f"{count / 1e6:.3g} M" if count >= 1e5 else f"{count:,.0f}"
+
+
+def count_text(member: dict[str, Any] | None) -> str:
+    """One cell: ``**4.93x** (86.1 M)``, a floor's ``17.5 M``, or ``unsupported, because ...``."""
+    if not member:
+        return "-"
+    if "unsupported" in member:
+        return f"unsupported, {for_markdown(member['unsupported'])}"
+    if "ratio" in member:
+        return f"**{member['ratio']:.2f}x** ({_millions(member['perUnit'])})"
+    return _millions(member["perUnit"])
+
+
+def instructions_section(report: dict[str, Any], labels: list[str]) -> list[str]:
+    """The table of instruction counts, when the run counted them (``--instructions``)."""
+    counts = report.get("instructions")
+    if not counts:
+        return []
+    rows = [w for w in report["workloads"] if "instructions" in w["floor"]]
+    lines = ["", f"Instructions per unit ({counts['what']}): {counts['tool']}, "
+                 f"{counts['requests']} requests after a warm-up less the warm-up alone, the "
+                 "floor counted the same way in a Python process of its own; the ratio is the "
+                 "implementation's count over the floor's. Counts, not times: the machine's load "
+                 "does not move them.", ""]
+    if counts.get("unavailable"):
+        lines += [f"Not counted: unsupported, because {for_markdown(counts['unavailable'])}.", ""]
+    if not rows:
+        return lines
+    lines += ["| workload | floor | " + " | ".join(map(for_markdown, labels)) + " |",
+              "|---|---|" + "---|" * len(labels)]
+    for workload in rows:
+        by_label = {r["implementation"]: r.get("instructions") for r in workload["results"]}
+        cells = [count_text(by_label.get(label)) for label in labels]
+        lines.append(f"| {workload['key']} | {count_text(workload['floor']['instructions'])} | "
+                     + " | ".join(cells) + " |")
+    return lines
