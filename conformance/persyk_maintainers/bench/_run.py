@@ -32,6 +32,7 @@ from persyk_conformance.run._workspace import Sandbox
 from persyk_contract import contract_version
 
 from ._clock import clock_resolution, refuse_short_runs
+from ._conformance import conformance_members
 from ._counted import CountPlan
 from ._data import DataStore
 from ._floors import machine
@@ -85,6 +86,10 @@ class BenchConfig:
     data: Path | None = None  # keep the generated inputs here (reused when they match)
     warmup: bool = True
     instructions: int = 0  # --instructions N: count N requests under valgrind (0: no count)
+    # Each figure beside its conformance (_conformance): a run of the cases its workload relies
+    # on, or the JSON reports of such runs, one per implementation in --impl order.
+    conformance: bool = True
+    conformance_reports: tuple[Path, ...] = ()
 
 
 @dataclass(slots=True)
@@ -123,6 +128,7 @@ class _Cell:
     # Counted after the rounds: the floor's member and each series' (_instructions).
     floor_counts: dict[str, Any] = field(default_factory=dict)
     counts: list[dict[str, Any]] = field(default_factory=list)
+    conformance: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 def workloads_for(config: BenchConfig) -> list[Workload]:
@@ -191,12 +197,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
             for cell in cells:
                 step += 1
                 _run_round(cell, number, config, functools.partial(show, step))
-        if config.instructions:
-            plan = CountPlan(config.instructions, sandbox.root / "counts",
-                             sandbox.adapter_env(os.environ), sandbox.root, config.timeout)
-            unavailable = valgrind_unavailable()
-            for cell in cells:
-                _count_instructions(cell, plan, unavailable, functools.partial(show, step))
+        _beside_the_figures(cells, impls, config, sandbox, functools.partial(show, step))
     except KeyboardInterrupt:  # the report still holds every round that finished
         done = min((len(c.floor_rounds) for c in cells), default=0)
         aborted = (f"interrupted during round {done + 1} of {config.rounds}" if cells
@@ -223,11 +224,35 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "inputs": [item.manifest() for item in store.inputs.values()],
         "workloads": results, "aborted": aborted,
     }
-    if config.instructions:
-        report["instructions"] = {"what": LABEL, "requests": config.instructions,
-                                  "tool": tool_description(), "unavailable": valgrind_unavailable()}
+    report.update(_beside_settings(config))
     report["quiet"] = verdict(report)
     return report
+
+
+def _beside_the_figures(cells: list[_Cell], impls: list[_Impl], config: BenchConfig,
+                        sandbox: Sandbox, show: Callable[[str], None]) -> None:
+    """After the rounds: the instruction counts (--instructions) and the conformance of the
+    cases each figure relies on."""
+    if config.instructions:
+        plan = CountPlan(config.instructions, sandbox.root / "counts",
+                         sandbox.adapter_env(os.environ), sandbox.root, config.timeout)
+        unavailable = valgrind_unavailable()
+        for cell in cells:
+            _count_instructions(cell, plan, unavailable, show)
+    if config.conformance:
+        show("conformance of the cases the figures rely on")
+        _attach_conformance(cells, impls, config)
+
+
+def _beside_settings(config: BenchConfig) -> dict[str, Any]:
+    """The report's members saying what was taken beside the timed figures."""
+    members: dict[str, Any] = {"conformance": {
+        "ran": config.conformance, "reports": [str(p) for p in config.conformance_reports]}}
+    if config.instructions:
+        members["instructions"] = {"what": LABEL, "requests": config.instructions,
+                                   "tool": tool_description(),
+                                   "unavailable": valgrind_unavailable()}
+    return members
 
 
 def _start_all(impls: list[_Impl], timeout: float) -> None:
@@ -386,6 +411,21 @@ def _count_instructions(cell: _Cell, plan: CountPlan, unavailable: str | None,
     cell.counts = [member or {} for member in members]
 
 
+def _attach_conformance(cells: list[_Cell], impls: list[_Impl], config: BenchConfig) -> None:
+    """Each implementation with a figure: the conformance of the cases each workload relies on."""
+    # Imported here: the runner's lanes load the case machinery, which `bench --help` must not.
+    from persyk_conformance.run._parallel import default_jobs
+
+    reports = list(config.conformance_reports)
+    wanted = [
+        (impl.command, impl.hello, reports[number] if number < len(reports) else None)
+        if any(cell.series[number].outcome == "ok" for cell in cells) else None
+        for number, impl in enumerate(impls)]
+    members = conformance_members([cell.workload for cell in cells], wanted, default_jobs())
+    for index, cell in enumerate(cells):
+        cell.conformance = [per_impl[index] for per_impl in members]
+
+
 def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
@@ -410,6 +450,8 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
             entry["extra"] = one.extra
         if number < len(cell.counts) and cell.counts[number]:
             entry["instructions"] = cell.counts[number]
+        if one.outcome == "ok" and number < len(cell.conformance) and cell.conformance[number]:
+            entry["conformance"] = cell.conformance[number]
         results.append(entry)
     start, end = combined(cell.intervals)
     return {

@@ -107,6 +107,9 @@ class Workload(ABC):
     name: str = ""
     title: str = ""
     capability: str = "read"
+    # The adapter operations one repetition sends: the conformance cases with a step of one of
+    # them are the cases its figure relies on (_conformance).
+    operations: tuple[str, ...] = ("validate",)
     unit: str = "operation"  # what one timed figure is the cost of
     floor_title: str = ""
     fresh_process: bool = False  # a fresh adapter process for each repetition (peak memory)

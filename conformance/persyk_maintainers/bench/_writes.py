@@ -103,6 +103,7 @@ class Chain:
 
 class AppendSingle(Workload):
     name = "append-single"
+    operations = ("append",)
     precision_target = FSYNC_PRECISION
     title = "single-record append with fsync (10,000-entry session at scale 1)"
     capability = "append"
@@ -163,6 +164,7 @@ class AppendBatch(AppendSingle):
 
 class RetrySmall(Workload):
     name = "retry-100"
+    operations = ("append",)
     title = "identical-retry detection, 100-entry session"
     capability = "append"
     unit = "retry"
@@ -223,6 +225,7 @@ class RetryLarge(RetrySmall):
 
 class RecoverTorn(Workload):
     name = "recover-torn"
+    operations = ("recover",)
     precision_target = FSYNC_PRECISION
     title = "recovery of a torn tail, 151-byte fragment (1 GB session at scale 1)"
     capability = "recover"
@@ -284,6 +287,7 @@ def _finished(duration_ms: int) -> bytes:
 
 class Capture(Workload):
     name = "capture"
+    operations = ("captureStart", "captureWrite", "captureFinish")
     precision_target = FSYNC_PRECISION
     title = "a capture, 24 kHz mono, 100 ms writes (60 s at scale 1)"
     capability = "capture"
