@@ -23,7 +23,7 @@ from persyk_conformance._escape import for_markdown
 from persyk_conformance._units import human_seconds
 
 from ._precision import difference
-from ._report_counts import conformance_text, instructions_section
+from ._report_counts import conformance_text, fsync_text, instructions_section, syscalls_section
 
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
@@ -82,7 +82,8 @@ def _cell(result: dict[str, Any]) -> str:
     peaks = extra.get("peakRssKiB")
     if peaks:
         text += f", peak RSS {max(peaks) / 1024:.1f} MiB"
-    return text + conformance_text(result) + _protocol_share(result["median"], extra)
+    return (text + fsync_text(result) + conformance_text(result)
+            + _protocol_share(result["median"], extra))
 
 
 def _protocol_share(median: float, extra: dict[str, Any]) -> str:
@@ -248,6 +249,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             + " | ".join(cells) + " |"
         )
     lines += instructions_section(report, labels)
+    lines += syscalls_section(report, labels)
     lines += _scaling(report, labels)
     lines += _conditions(report)
     if report.get("aborted"):

@@ -7,7 +7,50 @@ from typing import Any
 
 from persyk_conformance._escape import for_markdown
 
-__all__ = ["conformance_text", "count_text", "instructions_section"]
+__all__ = ["conformance_text", "count_text", "fsync_text", "instructions_section",
+           "syscalls_section"]
+
+
+def _micro(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} µs"
+
+
+def fsync_text(result: dict[str, Any]) -> str:
+    """Beside an fsync workload's figure: ``; adds 123 µs (95 % 100 µs-150 µs)``."""
+    added = result.get("addedSeconds")
+    if not added:
+        return ""
+    interval = (f"95 % {_micro(added['low'])} to {_micro(added['high'])}"
+                if added.get("low") is not None else "no interval")
+    return f"; adds {_micro(added['least'])} to the floor ({interval})"
+
+
+def _calls_text(member: dict[str, Any] | None) -> str:
+    if not member:
+        return "-"
+    if "unsupported" in member:
+        return f"unsupported, {for_markdown(member['unsupported'])}"
+    return f"{member['syscalls']:.1f} calls, {member['fsyncs']:.2f} syncs"
+
+
+def syscalls_section(report: dict[str, Any], labels: list[str]) -> list[str]:
+    """The table of system calls and syncs per unit of the fsync workloads (strace)."""
+    counts = report.get("syscalls")
+    rows = [w for w in report["workloads"] if "syscalls" in w["floor"]]
+    if not counts or not rows:
+        return []
+    lines = ["", f"System calls and syncs (fsync, fdatasync, sync_file_range, syncfs, sync) "
+                 f"per unit of the fsync workloads: {counts['tool']}, {counts['requests']} "
+                 "repetitions after a warm-up less the warm-up alone, every process of the "
+                 "adapter followed; the floor counted the same way in a Python process of its "
+                 "own.", "",
+             "| workload | floor | " + " | ".join(map(for_markdown, labels)) + " |",
+             "|---|---|" + "---|" * len(labels)]
+    for workload in rows:
+        by_label = {r["implementation"]: r.get("syscalls") for r in workload["results"]}
+        lines.append(f"| {workload['key']} | {_calls_text(workload['floor']['syscalls'])} | "
+                     + " | ".join(_calls_text(by_label.get(label)) for label in labels) + " |")
+    return lines
 
 
 def conformance_text(result: dict[str, Any]) -> str:

@@ -43,7 +43,7 @@ from ._instructions import (
     tool_description,
     valgrind_unavailable,
 )
-from ._precision import ratio_figure
+from ._precision import added_cost, ratio_figure
 from ._quiet import Sample, between, combined, cpu_shares, sample, verdict
 from ._reads import (
     ContextBranched,
@@ -53,6 +53,7 @@ from ._reads import (
     ValidateEvents,
     ValidateShort,
 )
+from ._syscalls import strace_unavailable, syscall_members, traced
 from ._workloads import AdapterFailed, Call, Invalid, NotSupported, Workload
 from ._writes import AppendBatch, AppendSingle, Capture, RecoverTorn, RetryLarge, RetrySmall
 
@@ -86,6 +87,7 @@ class BenchConfig:
     data: Path | None = None  # keep the generated inputs here (reused when they match)
     warmup: bool = True
     instructions: int = 0  # --instructions N: count N requests under valgrind (0: no count)
+    syscalls: int = 2  # --syscalls N: repetitions of each fsync workload under strace (0: none)
     # Each figure beside its conformance (_conformance): a run of the cases its workload relies
     # on, or the JSON reports of such runs, one per implementation in --impl order.
     conformance: bool = True
@@ -129,6 +131,8 @@ class _Cell:
     floor_counts: dict[str, Any] = field(default_factory=dict)
     counts: list[dict[str, Any]] = field(default_factory=list)
     conformance: list[dict[str, Any] | None] = field(default_factory=list)
+    floor_syscalls: dict[str, Any] = field(default_factory=dict)
+    syscalls: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 def workloads_for(config: BenchConfig) -> list[Workload]:
@@ -239,6 +243,17 @@ def _beside_the_figures(cells: list[_Cell], impls: list[_Impl], config: BenchCon
         unavailable = valgrind_unavailable()
         for cell in cells:
             _count_instructions(cell, plan, unavailable, show)
+    if config.syscalls:
+        plan = CountPlan(config.syscalls, sandbox.root / "counts",
+                         sandbox.adapter_env(os.environ), sandbox.root, config.timeout)
+        missing = strace_unavailable()
+        for cell in cells:
+            if traced(cell.workload):
+                show(f"{cell.workload.key}: counting system calls under strace")
+                commands = [list(one.impl.command) if one.outcome == "ok" else None
+                            for one in cell.series]
+                cell.floor_syscalls, cell.syscalls = syscall_members(
+                    cell.workload, cell.prepared, commands, plan, missing)
     if config.conformance:
         show("conformance of the cases the figures rely on")
         _attach_conformance(cells, impls, config)
@@ -248,6 +263,9 @@ def _beside_settings(config: BenchConfig) -> dict[str, Any]:
     """The report's members saying what was taken beside the timed figures."""
     members: dict[str, Any] = {"conformance": {
         "ran": config.conformance, "reports": [str(p) for p in config.conformance_reports]}}
+    if config.syscalls:
+        members["syscalls"] = {"requests": config.syscalls, "tool": "strace -f -c",
+                               "unavailable": strace_unavailable()}
     if config.instructions:
         members["instructions"] = {"what": LABEL, "requests": config.instructions,
                                    "tool": tool_description(),
@@ -426,6 +444,21 @@ def _attach_conformance(cells: list[_Cell], impls: list[_Impl], config: BenchCon
         cell.conformance = [per_impl[index] for per_impl in members]
 
 
+def _fsync_figures(cell: _Cell, number: int) -> dict[str, Any]:
+    """Beside an fsync workload's ratio: the time the implementation adds to the floor, with its
+    interval, and its system calls and syncs per unit (strace)."""
+    one = cell.series[number]
+    if not traced(cell.workload) or one.outcome != "ok":
+        return {}
+    figures: dict[str, Any] = {}
+    added = added_cost(cell.floor_rounds, one.rounds)
+    if added is not None:
+        figures["addedSeconds"] = added.to_json()
+    if number < len(cell.syscalls) and cell.syscalls[number]:
+        figures["syscalls"] = cell.syscalls[number]
+    return figures
+
+
 def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
@@ -452,6 +485,7 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
             entry["instructions"] = cell.counts[number]
         if one.outcome == "ok" and number < len(cell.conformance) and cell.conformance[number]:
             entry["conformance"] = cell.conformance[number]
+        entry.update(_fsync_figures(cell, number))
         results.append(entry)
     start, end = combined(cell.intervals)
     return {
@@ -464,7 +498,8 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
         "conditions": {**between(start, end), **cpu_shares(start, end)},
         "floor": {"title": workload.floor_title, "seconds": floor, "rounds": cell.floor_rounds,
                   **_stats(floor),
-                  **({"instructions": cell.floor_counts} if cell.floor_counts else {})},
+                  **({"instructions": cell.floor_counts} if cell.floor_counts else {}),
+                  **({"syscalls": cell.floor_syscalls} if cell.floor_syscalls else {})},
         "results": results,
     }
 

@@ -36,6 +36,13 @@ def _sizes(text: str) -> tuple[float, ...]:
     return sizes
 
 
+def _count(text: str) -> int:
+    """A count of repetitions, 0 included (0: none)."""
+    if text.strip() == "0":
+        return 0
+    return positive_int(text)
+
+
 def cmd_bench(args: argparse.Namespace) -> Verdict:
     if args.bench_command == "compare":
         return cmd_compare(args)
@@ -47,6 +54,7 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     config = BenchConfig(impls=impls, scale=args.scale, rounds=args.rounds, pairs=args.pairs,
                          timeout=args.timeout, only=only, sizes=args.sizes or (), data=args.data,
                          warmup=not args.no_warmup, instructions=args.instructions or 0,
+                         syscalls=args.syscalls,
                          conformance=not args.no_conformance,
                          conformance_reports=tuple(args.conformance_report or ()))
     if args.no_conformance and args.conformance_report:
@@ -156,6 +164,10 @@ def _beside_options(bench: argparse.ArgumentParser) -> None:
                             "workload under valgrind, for the floor and each implementation "
                             "(slow: about 50x the requests' time plus some 20 s a workload; "
                             "default: not counted; docs/maintainers/performance.md)")
+    bench.add_argument("--syscalls", type=_count, default=2, metavar="N",
+                       help="after the rounds, count the system calls and fsyncs of N "
+                            "repetitions of each fsync workload under strace -f -c, for the "
+                            "floor and each implementation (default: 2; 0: none)")
     bench.add_argument("--conformance-report", type=Path, action="append", metavar="FILE.json",
                        help="the JSON report of a `persyk-conformance run` of an implementation, "
                             "one per --impl in order, instead of running the cases each "
