@@ -14,6 +14,10 @@ rounds cycle through the workloads, so each round of a workload is minutes from 
 * the added cost of an fsync workload (where the ratio hides how much time the implementation
   adds to the device's flush): the least implementation time less the least floor time, beside
   it a t-interval over each round's least less least;
+* one implementation against another in the same run (``bench --impl A --impl B``): B's
+  runs over A's of the same pairs, as a figure over the floor is made, and judged with the rule
+  of ``bench compare``: slower (or faster) only when the interval excludes no change and the
+  change exceeds max(5 %, twice the spread between rounds);
 * a difference between two runs (``bench compare``): Welch's t-interval of the difference of the
   mean per-round log ratios.
 """
@@ -26,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AddedCost", "Difference", "RatioFigure", "added_cost", "difference", "ratio_figure",
-           "t_quantile"]
+__all__ = ["AddedCost", "Difference", "RatioFigure", "added_cost", "against", "difference",
+           "ratio_figure", "t_quantile"]
 
 # The 0.975 quantile of Student's t by degrees of freedom (1..30); beyond, the normal's 1.96
 # is within 2 % of it.
@@ -125,6 +129,25 @@ def added_cost(floor: Sequence[Sequence[float]],
         return AddedCost(least, tuple(per_round), None, None)
     margin = t_quantile(len(per_round) - 1) * sd / math.sqrt(len(per_round))
     return AddedCost(least, tuple(per_round), mean - margin, mean + margin)
+
+
+def against(baseline: Sequence[Sequence[float]], other: Sequence[Sequence[float]],
+            threshold: float = 0.05) -> dict[str, Any] | None:
+    """``other`` judged against ``baseline`` (runs per round, in pair order, both measured in
+    the same pairs): the figure of other over baseline and its verdict, ``slower``, ``faster``
+    or ``indistinguishable``; None when no pair is complete."""
+    figure = ratio_figure(baseline, other)
+    if figure is None:
+        return None
+    verdict = "indistinguishable"
+    if figure.low is not None and figure.high is not None:
+        change = math.sqrt(figure.low * figure.high)  # the mean per-round ratio
+        bar = max(threshold, 2 * (figure.spread or 0.0))
+        if figure.low > 1 and change - 1 > bar:
+            verdict = "slower"
+        elif figure.high < 1 and 1 - change > bar:
+            verdict = "faster"
+    return {**figure.to_json(), "verdict": verdict}
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,13 @@ from persyk_conformance._escape import for_markdown
 from persyk_conformance._units import human_seconds
 
 from ._precision import difference
-from ._report_counts import conformance_text, fsync_text, instructions_section, syscalls_section
+from ._report_counts import (
+    against_section,
+    conformance_text,
+    fsync_text,
+    instructions_section,
+    syscalls_section,
+)
 
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
@@ -248,6 +254,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"{_input(workload)} | {human_seconds(floor['median'])} ({floor['title']}) | "
             + " | ".join(cells) + " |"
         )
+    lines += against_section(report, labels)
     lines += instructions_section(report, labels)
     lines += syscalls_section(report, labels)
     lines += _scaling(report, labels)

@@ -7,8 +7,34 @@ from typing import Any
 
 from persyk_conformance._escape import for_markdown
 
-__all__ = ["conformance_text", "count_text", "fsync_text", "instructions_section",
-           "syscalls_section"]
+__all__ = ["against_section", "conformance_text", "count_text", "fsync_text",
+           "instructions_section", "syscalls_section"]
+
+
+def against_section(report: dict[str, Any], labels: list[str]) -> list[str]:
+    """With several implementations: each against the first, from the same pairs."""
+    if len(labels) < 2:
+        return []
+    rows = []
+    for workload in report["workloads"]:
+        by_label = {r["implementation"]: r.get("againstFirst") for r in workload["results"]}
+        cells = []
+        for label in labels[1:]:
+            judged = by_label.get(label)
+            if not judged:
+                cells.append("-")
+                continue
+            interval = (f"95 % {judged['low']:.2f}-{judged['high']:.2f}"
+                        if judged.get("low") is not None else "no interval")
+            cells.append(f"**{judged['least']:.2f}x** ({interval}; {judged['verdict']})")
+        rows.append(f"| {workload['key']} | " + " | ".join(cells) + " |")
+    return ["", f"Against {for_markdown(labels[0])}, in the same run: each implementation's "
+                "least time over the first's, from the same pairs, with the 95 % interval "
+                "between rounds; slower or faster only when the interval excludes no change "
+                "and the change exceeds max(5 %, twice the spread between rounds), as "
+                "`bench compare` judges two runs.", "",
+            "| workload | " + " | ".join(map(for_markdown, labels[1:])) + " |",
+            "|---|" + "---|" * (len(labels) - 1), *rows]
 
 
 def _micro(seconds: float) -> str:

@@ -43,7 +43,7 @@ from ._instructions import (
     tool_description,
     valgrind_unavailable,
 )
-from ._precision import added_cost, ratio_figure
+from ._precision import added_cost, against, ratio_figure
 from ._quiet import Sample, between, combined, cpu_shares, sample, verdict
 from ._reads import (
     ContextBranched,
@@ -459,6 +459,18 @@ def _fsync_figures(cell: _Cell, number: int) -> dict[str, Any]:
     return figures
 
 
+def _against_first(cell: _Cell, number: int) -> dict[str, Any]:
+    """With several --impl: each implementation's runs over the first one's, the same pairs
+    (the first is the baseline, as in ``bench --impl A --impl B``: B judged against A)."""
+    first, one = cell.series[0], cell.series[number]
+    if number == 0 or first.outcome != "ok" or one.outcome != "ok":
+        return {}
+    judged = against(first.rounds, one.rounds)
+    if judged is None:
+        return {}
+    return {"againstFirst": {"baseline": first.impl.label, **judged}}
+
+
 def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
@@ -486,6 +498,7 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
         if one.outcome == "ok" and number < len(cell.conformance) and cell.conformance[number]:
             entry["conformance"] = cell.conformance[number]
         entry.update(_fsync_figures(cell, number))
+        entry.update(_against_first(cell, number))
         results.append(entry)
     start, end = combined(cell.intervals)
     return {
