@@ -5,7 +5,9 @@ Rule: a count is a difference. The adapter is started under the tool, greeted, g
 untimed warm-up repetition and N more, then told to stop; from that run's totals the totals of
 a run with the warm-up alone are taken away, and the difference is divided by the units of the
 N repetitions. What both runs share (the interpreter's start, the imports, the hello, the
-first request's lazy work, the exit) cancels. The floor is counted the same way in a child
+first request's lazy work, the exit) cancels. Where the wrapper asks for agreement (valgrind),
+the run of N repetitions is made twice and the two differences must agree, or there is no
+figure. The floor is counted the same way in a child
 Python process that unpickles the workload, its input and its floor state and runs the floor 1
 and 1 + N times: the same code the timed floor runs, in a process of its own so the tool sees
 it alone.
@@ -54,6 +56,10 @@ class Wrapper:
     prefix: Callable[[Path], list[str]]  # the argv before the command, given the output dir
     read: Callable[[Path], Totals]  # the totals over every file it wrote there; CountFailed
     slowdown: float  # how many times longer than a timed repetition a wrapped one may take
+    # When set, the N repetitions are counted twice, and two counts that differ by more than
+    # this share are no figure: the work varies from run to run (a JIT runtime's compiler
+    # threads), so the count is not the deterministic figure it claims to be.
+    agreement: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +126,23 @@ def _floor_totals(wrapper: Wrapper, workload: Workload, prepared: Prepared, stat
 
 
 def _difference(run: Callable[[int, Path], Totals], repetitions: int, units: int,
-                root: Path) -> Totals:
+                root: Path, agreement: float | None = None) -> Totals:
     base = run(1, root / "warm-up")
-    more = run(1 + repetitions, root / f"warm-up+{repetitions}")
-    return {key: (more.get(key, 0.0) - base.get(key, 0.0)) / (repetitions * units)
-            for key in sorted(more.keys() | base.keys())}
+    counts = [run(1 + repetitions, root / f"warm-up+{repetitions}")]
+    if agreement is not None:
+        counts.append(run(1 + repetitions, root / f"warm-up+{repetitions}.again"))
+    keys = sorted(set(base).union(*counts))
+    per_unit = [{key: (c.get(key, 0.0) - base.get(key, 0.0)) / (repetitions * units)
+                 for key in keys} for c in counts]
+    if agreement is not None:
+        for key in keys:
+            first, second = per_unit[0][key], per_unit[1][key]
+            apart = abs(first - second) / max(abs(first), abs(second), 1e-9)
+            if apart > agreement:
+                raise CountFailed(f"two counts of the same {repetitions} requests differed by "
+                                  f"{apart:.1%} (more than {agreement:.0%}): the work varies "
+                                  "from run to run")
+    return {key: sum(p[key] for p in per_unit) / len(per_unit) for key in keys}
 
 
 def count_workload(
@@ -142,7 +160,8 @@ def count_workload(
         return _floor_totals(wrapper, workload, prepared, state, repetitions, out, plan)
 
     try:
-        floor: Totals | str = _difference(floor_run, plan.repetitions, units, root / "floor")
+        floor: Totals | str = _difference(floor_run, plan.repetitions, units, root / "floor",
+                                          wrapper.agreement)
     except CountFailed as exc:
         floor = str(exc)
     results: list[Totals | str | None] = []
@@ -157,7 +176,8 @@ def count_workload(
             return _adapter_totals(wrapper, command, workload, state, repetitions, out, plan)
 
         try:
-            results.append(_difference(impl_run, plan.repetitions, units, root / f"impl{number}"))
+            results.append(_difference(impl_run, plan.repetitions, units, root / f"impl{number}",
+                                       wrapper.agreement))
         except CountFailed as exc:
             results.append(str(exc))
     return floor, results

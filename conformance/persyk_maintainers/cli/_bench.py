@@ -162,7 +162,7 @@ def _beside_options(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--instructions", type=positive_int, metavar="N",
                        help="after the rounds, count the instructions of N requests of each CPU "
                             "workload under valgrind, for the floor and each implementation "
-                            "(slow: about 50x the requests' time plus some 20 s a workload; "
+                            "(slow: about 30x the requests' time plus some 30 s a workload; "
                             "default: not counted; docs/maintainers/performance.md)")
     bench.add_argument("--syscalls", type=_count, default=2, metavar="N",
                        help="after the rounds, count the system calls and fsyncs of N "
