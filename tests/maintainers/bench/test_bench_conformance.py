@@ -130,3 +130,16 @@ def test_an_implementation_fast_on_the_bench_but_wrong_on_its_cases_shows_them_f
     assert result["conformance"]["failed"] >= 1, result["conformance"]
     assert "R-140" in result["conformance"]["failing"]  # info of a missing session
     assert f" ({result['conformance']['failed']} failing);" in render_markdown(report)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--no-conformance", "--conformance-report", "run.json"],
+     ["--conformance-report", "a.json", "--conformance-report", "b.json"]],
+    ids=["report-with-no-conformance", "more-reports-than-implementations"],
+)
+def test_conformance_options_that_contradict_are_a_usage_problem(
+    options: list[str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["bench", *TINY, *options]) == 2
+    assert "conformance" in capsys.readouterr().err
