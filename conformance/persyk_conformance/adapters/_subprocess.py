@@ -113,6 +113,9 @@ class SubprocessAdapter:
         # Seconds from the last request's first byte to its reply line, decoding and schema
         # checks excluded: what `persyk-conformance bench` times.
         self.last_round_trip = 0.0
+        # The status the last process exited with of its own accord before it was killed or
+        # closed; None when it was still running and had to be killed.
+        self.exit_status: int | None = None
 
     @property
     def hello(self) -> Hello:
@@ -310,18 +313,19 @@ class SubprocessAdapter:
         if self._owner is not None:
             self._owner.kill_escaped()
 
-    def close(self) -> None:
-        """Say stop and let the adapter exit; then kill whatever of it is left."""
+    def close(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Say stop and let the adapter exit within ``grace`` seconds (an adapter under valgrind
+        writes its counts as it exits, and needs longer); then kill whatever of it is left."""
         self._drop_prepared()
         proc = self._proc
         if proc is None:
             return
         if proc.poll() is None and not run_is_ending():
             try:
-                self._send(encode_stop(), STOP_GRACE_SECONDS)
+                self._send(encode_stop(), grace)
                 os.close(self._stdin)
                 self._stdin = -1
-                wait_exit(proc, STOP_GRACE_SECONDS)
+                wait_exit(proc, grace)
             except (AdapterCrashed, AdapterTimedOut, OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
@@ -333,9 +337,11 @@ class SubprocessAdapter:
             return
         self._proc = self._owner = None
         owner.kill_all()
+        exited = proc.poll()  # before the kill: None while it still runs
         with contextlib.suppress(OSError):
             proc.kill()
         proc.wait()
+        self.exit_status = exited
         attached, self._attached = self._attached, None
         if attached is not None:
             attached.finish()  # after the adapter's end: a tracer has written all it saw

@@ -49,12 +49,22 @@ def _bar(ratio: dict[str, Any]) -> tuple[float, float, float]:
     return ratio["median"], ratio["min"], ratio["max"]
 
 
+def _passed(result: dict[str, Any]) -> str:
+    """Beside a bar: the conformance of the cases the figure relies on (``590/596 cases``)."""
+    member = result.get("conformance")
+    if not member:
+        return ""
+    if "unsupported" in member:
+        return "conformance unsupported"
+    return f"{member['passed']}/{member['cases']} cases"
+
+
 def _ratio_panel(axes: Any, report: dict[str, Any]) -> None:
     labels = [impl["label"] for impl in report["implementations"]]
     workloads = report["workloads"]
     height = 0.8 / max(len(labels), 1)
     for n, label in enumerate(labels):
-        ys, medians, low, high = [], [], [], []
+        ys, medians, low, high, passed = [], [], [], [], []
         for row, workload in enumerate(workloads):
             result = next((r for r in workload["results"] if r["implementation"] == label), None)
             if result is None or "ratio" not in result:
@@ -64,8 +74,13 @@ def _ratio_panel(axes: Any, report: dict[str, Any]) -> None:
             medians.append(centre)
             low.append(centre - lowest)
             high.append(highest - centre)
+            passed.append(_passed(result))
         axes.barh(ys, medians, height=height, xerr=[low, high], label=label, capsize=2,
                   color=_color(n))
+        for y, top, text in zip(ys, [m + h for m, h in zip(medians, high, strict=True)], passed,
+                                strict=True):
+            axes.annotate(text, (top, y), xytext=(4, 0), textcoords="offset points",
+                          va="center", fontsize="x-small")
     axes.set_yticks([row + height * (len(labels) - 1) / 2 for row in range(len(workloads))])
     axes.set_yticklabels([w["key"] for w in workloads])
     axes.invert_yaxis()

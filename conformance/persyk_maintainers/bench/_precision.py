@@ -11,6 +11,13 @@ rounds cycle through the workloads, so each round of a workload is minutes from 
 * the 95 % interval: a Student t-interval over the per-round log ratios (each round's least
   implementation time over its least floor time), taken back to a ratio. With fewer than two
   rounds there is no interval, and the figure is not publishable (``_quiet``).
+* the added cost of an fsync workload (where the ratio hides how much time the implementation
+  adds to the device's flush): the least implementation time less the least floor time, beside
+  it a t-interval over each round's least less least;
+* one implementation against another in the same run (``bench --impl A --impl B``): B's
+  runs over A's of the same pairs, as a figure over the floor is made, and judged with the rule
+  of ``bench compare``: slower (or faster) only when the interval excludes no change and the
+  change exceeds max(5 %, twice the spread between rounds);
 * a difference between two runs (``bench compare``): Welch's t-interval of the difference of the
   mean per-round log ratios.
 """
@@ -23,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Difference", "RatioFigure", "difference", "ratio_figure", "t_quantile"]
+__all__ = ["AddedCost", "Difference", "RatioFigure", "added_cost", "against", "difference",
+           "ratio_figure", "t_quantile"]
 
 # The 0.975 quantile of Student's t by degrees of freedom (1..30); beyond, the normal's 1.96
 # is within 2 % of it.
@@ -89,6 +97,57 @@ def ratio_figure(floor: Sequence[Sequence[float]],
                        per_round=tuple(per_round), low=low, high=high, half_width=half,
                        spread=spread, rounds=len(rounds),
                        pairs=min(len(i) for _, i in rounds))
+
+
+@dataclass(frozen=True, slots=True)
+class AddedCost:
+    """Seconds per unit an implementation adds to the floor: least less least, and the 95 %
+    interval of the mean per-round difference (None with fewer than two rounds)."""
+
+    least: float
+    per_round: tuple[float, ...]
+    low: float | None
+    high: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"least": self.least, "perRound": list(self.per_round), "low": self.low,
+                "high": self.high}
+
+
+def added_cost(floor: Sequence[Sequence[float]],
+               impl: Sequence[Sequence[float]]) -> AddedCost | None:
+    """The implementation's time less the floor's, over complete pairs as in
+    :func:`ratio_figure`; None when no pair is complete."""
+    rounds = [(f[:len(i)], i[:len(f)]) for f, i in zip(floor, impl, strict=False)
+              if min(len(f), len(i)) > 0]
+    if not rounds:
+        return None
+    per_round = [min(i) - min(f) for f, i in rounds]
+    least = min(x for _, i in rounds for x in i) - min(x for f, _ in rounds for x in f)
+    mean, sd = _mean_sd(per_round)
+    if sd is None:
+        return AddedCost(least, tuple(per_round), None, None)
+    margin = t_quantile(len(per_round) - 1) * sd / math.sqrt(len(per_round))
+    return AddedCost(least, tuple(per_round), mean - margin, mean + margin)
+
+
+def against(baseline: Sequence[Sequence[float]], other: Sequence[Sequence[float]],
+            threshold: float = 0.05) -> dict[str, Any] | None:
+    """``other`` judged against ``baseline`` (runs per round, in pair order, both measured in
+    the same pairs): the figure of other over baseline and its verdict, ``slower``, ``faster``
+    or ``indistinguishable``; None when no pair is complete."""
+    figure = ratio_figure(baseline, other)
+    if figure is None:
+        return None
+    verdict = "indistinguishable"
+    if figure.low is not None and figure.high is not None:
+        change = math.sqrt(figure.low * figure.high)  # the mean per-round ratio
+        bar = max(threshold, 2 * (figure.spread or 0.0))
+        if figure.low > 1 and change - 1 > bar:
+            verdict = "slower"
+        elif figure.high < 1 and 1 - change > bar:
+            verdict = "faster"
+    return {**figure.to_json(), "verdict": verdict}
 
 
 @dataclass(frozen=True, slots=True)

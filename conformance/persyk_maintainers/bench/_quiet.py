@@ -52,7 +52,7 @@ from ._workloads import CPU_PRECISION, FSYNC_PRECISION
 __all__ = [
     "FAILED", "FOREIGN_LIMIT", "FOREIGN_SLACK_SECONDS", "LOAD_LIMIT", "STEAL_LIMIT", "Sample",
     "between", "combined", "cpu_shares", "foreign_allowance", "imprecise", "load_average",
-    "own_tree_ticks", "sample", "verdict",
+    "own_tree_ticks", "sample", "verdict", "without_conformance",
 ]
 
 LOAD_LIMIT = 0.5  # of the cores, before the run: above it, the report is not publishable
@@ -198,10 +198,31 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
                        f"{', '.join(unmeasured)}: nothing shows that none competed")
     if report.get("aborted"):
         reasons.append(f"the run stopped early: {report['aborted']}")
+    reasons += without_conformance(report)
     return {"publishable": not reasons, "reasons": reasons, "loadLimit": load_limit,
             "foreignCpuLimit": FOREIGN_LIMIT, "foreignCpuSlackSeconds": FOREIGN_SLACK_SECONDS,
             "stealLimit": STEAL_LIMIT,
             "precisionTargets": {"cpu": CPU_PRECISION, "fsync": FSYNC_PRECISION}}
+
+
+def without_conformance(report: dict[str, Any]) -> list[str]:
+    """A figure never stands without its conformance (_conformance): a run that took none
+    (--no-conformance), or a figure whose conformance could not be had, is not a result.
+    Reports written before conformance was recorded have no ``conformance`` member."""
+    taken = report.get("conformance")
+    if taken is None:
+        return []
+    if not taken["ran"]:
+        return ["the figures stand without the conformance of the cases they rely on "
+                "(--no-conformance)"]
+    reasons = []
+    for workload in report["workloads"]:
+        for result in workload["results"]:
+            member = result.get("conformance") or {}
+            if result["outcome"] == "ok" and "unsupported" in member:
+                reasons.append(f"{workload['key']}, {result['implementation']}: no conformance, "
+                               f"{member['unsupported']}")
+    return reasons
 
 
 def imprecise(workload: dict[str, Any]) -> list[str]:
@@ -215,6 +236,9 @@ def imprecise(workload: dict[str, Any]) -> list[str]:
             continue
         if result["outcome"] != "ok":
             continue  # unsupported: nothing was promised
+        if result.get("refused"):  # _clock: a run too short for the clock
+            reasons.append(f"{where}: refused, {result['refused']}")
+            continue
         ratio = result.get("ratio") or {}
         half = ratio.get("halfWidth")
         if target is None or "least" not in ratio:

@@ -93,6 +93,7 @@ class ValidateEvents(ValidateShort):
 
 class ContextBranched(Workload):
     name = "context-branched"
+    operations = ("context",)
     title = "context of branched entries, forking every 50 (100,000 at scale 1)"
     floor_title = PARSE_FLOOR
 
@@ -118,6 +119,7 @@ class ContextBranched(Workload):
 
 class InfoAudio(Workload):
     name = "info-audio"
+    operations = ("info",)
     title = "info of an audio-heavy session, 512 KiB events (1 GB at scale 1; peak RSS)"
     floor_title = "orjson parses every line of the same file (memory-mapped)"
     fresh_process = True  # so that the peak resident set is this repetition's alone
@@ -147,6 +149,7 @@ class InfoAudio(Workload):
 
 class PagedWalk(Workload):
     name = "paged-walk"
+    operations = ("read",)
     title = f"paged read of every branched entry, pages of {PAGE_SIZE} (100,000 at scale 1)"
     capability = "paged-read"
     unit = "walk"
@@ -186,6 +189,7 @@ class PagedWalk(Workload):
 
 class SearchRepository(Workload):
     name = "search"
+    operations = ("search",)
     title = "search sessions for a word one in 200 holds (1,000 sessions, 100 MB at scale 1)"
     capability = "search"
     floor_title = "every session file read in 1 MiB chunks and searched (lower().find)"

@@ -23,6 +23,13 @@ from persyk_conformance._escape import for_markdown
 from persyk_conformance._units import human_seconds
 
 from ._precision import difference
+from ._report_counts import (
+    against_section,
+    conformance_text,
+    fsync_text,
+    instructions_section,
+    syscalls_section,
+)
 
 __all__ = [
     "Comparison", "bench_schema", "compare", "not_publishable", "render_markdown",
@@ -68,6 +75,9 @@ def figure_text(ratio: dict[str, Any]) -> str:
 def _cell(result: dict[str, Any]) -> str:
     if result["outcome"] != "ok":
         return f"**{result['outcome']}**"
+    if result.get("refused"):
+        return (f"{human_seconds(result['min'])}, **refused**: {for_markdown(result['refused'])}"
+                + conformance_text(result))
     ratio = result.get("ratio")
     text = human_seconds(result["min"])
     if ratio and "least" in ratio:
@@ -78,7 +88,8 @@ def _cell(result: dict[str, Any]) -> str:
     peaks = extra.get("peakRssKiB")
     if peaks:
         text += f", peak RSS {max(peaks) / 1024:.1f} MiB"
-    return text + _protocol_share(result["median"], extra)
+    return (text + fsync_text(result) + conformance_text(result)
+            + _protocol_share(result["median"], extra))
 
 
 def _protocol_share(median: float, extra: dict[str, Any]) -> str:
@@ -126,7 +137,8 @@ def _header(report: dict[str, Any]) -> list[str]:
         "Each cell: the least time per unit; the least time over the floor's least time (equal "
         "counts of runs, the same run), with the 95 % interval from the spread between rounds "
         "(a t-interval over each round's ratio); the median of the per-pair ratios; for the "
-        "info workload the adapter's peak RSS. "
+        "info workload the adapter's peak RSS; the conformance cases the workload relies on "
+        "(those calling its operations) that the implementation passed. "
         "Round trip: the median time of the cheapest request (validate of a missing path), "
         "which every figure includes; after each cell, the requests one unit took times that "
         "round trip measured again after each repetition, and its share of the median.",
@@ -242,6 +254,9 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"{_input(workload)} | {human_seconds(floor['median'])} ({floor['title']}) | "
             + " | ".join(cells) + " |"
         )
+    lines += against_section(report, labels)
+    lines += instructions_section(report, labels)
+    lines += syscalls_section(report, labels)
     lines += _scaling(report, labels)
     lines += _conditions(report)
     if report.get("aborted"):

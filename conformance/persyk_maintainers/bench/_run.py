@@ -31,9 +31,19 @@ from persyk_conformance.adapters._subprocess import SubprocessAdapter
 from persyk_conformance.run._workspace import Sandbox
 from persyk_contract import contract_version
 
+from ._clock import clock_resolution, refuse_short_runs
+from ._conformance import conformance_members
+from ._counted import CountPlan
 from ._data import DataStore
 from ._floors import machine
-from ._precision import ratio_figure
+from ._instructions import (
+    LABEL,
+    counted,
+    instruction_members,
+    tool_description,
+    valgrind_unavailable,
+)
+from ._precision import added_cost, against, ratio_figure
 from ._quiet import Sample, between, combined, cpu_shares, sample, verdict
 from ._reads import (
     ContextBranched,
@@ -43,6 +53,7 @@ from ._reads import (
     ValidateEvents,
     ValidateShort,
 )
+from ._syscalls import strace_unavailable, syscall_members, traced
 from ._workloads import AdapterFailed, Call, Invalid, NotSupported, Workload
 from ._writes import AppendBatch, AppendSingle, Capture, RecoverTorn, RetryLarge, RetrySmall
 
@@ -75,6 +86,12 @@ class BenchConfig:
     sizes: tuple[float, ...] = ()  # MB at scale 1, for the scaling series
     data: Path | None = None  # keep the generated inputs here (reused when they match)
     warmup: bool = True
+    instructions: int = 0  # --instructions N: count N requests under valgrind (0: no count)
+    syscalls: int = 2  # --syscalls N: repetitions of each fsync workload under strace (0: none)
+    # Each figure beside its conformance (_conformance): a run of the cases its workload relies
+    # on, or the JSON reports of such runs, one per implementation in --impl order.
+    conformance: bool = True
+    conformance_reports: tuple[Path, ...] = ()
 
 
 @dataclass(slots=True)
@@ -110,6 +127,12 @@ class _Cell:
     series: list[_Series]
     floor_rounds: list[list[float]] = field(default_factory=list)
     intervals: list[tuple[Sample, Sample]] = field(default_factory=list)
+    # Counted after the rounds: the floor's member and each series' (_instructions).
+    floor_counts: dict[str, Any] = field(default_factory=dict)
+    counts: list[dict[str, Any]] = field(default_factory=list)
+    conformance: list[dict[str, Any] | None] = field(default_factory=list)
+    floor_syscalls: dict[str, Any] = field(default_factory=dict)
+    syscalls: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 def workloads_for(config: BenchConfig) -> list[Workload]:
@@ -161,6 +184,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
              for command in config.impls]
     # Before anything of the bench runs: the load others left is the verdict's load (_quiet).
     load_before_run = sample().load1
+    clock = clock_resolution()
     started = _now()
     began = time.perf_counter()
     show = _Progress(progress, len(workloads) * (config.rounds + 1))
@@ -177,6 +201,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
             for cell in cells:
                 step += 1
                 _run_round(cell, number, config, functools.partial(show, step))
+        _beside_the_figures(cells, impls, config, sandbox, functools.partial(show, step))
     except KeyboardInterrupt:  # the report still holds every round that finished
         done = min((len(c.floor_rounds) for c in cells), default=0)
         aborted = (f"interrupted during round {done + 1} of {config.rounds}" if cells
@@ -187,6 +212,7 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         for impl in impls:
             impl.adapter.close()
         results = [_workload_json(cell) for cell in cells if cell.floor_rounds]
+        refuse_short_runs(results, clock)
         sandbox.remove()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -195,15 +221,56 @@ def run_bench(config: BenchConfig, progress: TextIO | None = None) -> dict[str, 
         "contractVersion": contract_version(), "startedAt": started, "finishedAt": _now(),
         "durationSeconds": round(time.perf_counter() - began, 3),
         "scale": config.scale, "rounds": config.rounds, "pairs": config.pairs,
-        "timeoutSeconds": config.timeout,
+        "timeoutSeconds": config.timeout, "clock": clock,
         "sizesMB": list(config.sizes), "loadBeforeRun": load_before_run,
         "machine": machine(store.root),
         "implementations": [_impl_json(impl) for impl in impls],
         "inputs": [item.manifest() for item in store.inputs.values()],
         "workloads": results, "aborted": aborted,
     }
+    report.update(_beside_settings(config))
     report["quiet"] = verdict(report)
     return report
+
+
+def _beside_the_figures(cells: list[_Cell], impls: list[_Impl], config: BenchConfig,
+                        sandbox: Sandbox, show: Callable[[str], None]) -> None:
+    """After the rounds: the instruction counts (--instructions) and the conformance of the
+    cases each figure relies on."""
+    if config.instructions:
+        plan = CountPlan(config.instructions, sandbox.root / "counts",
+                         sandbox.adapter_env(os.environ), sandbox.root, config.timeout)
+        unavailable = valgrind_unavailable()
+        for cell in cells:
+            _count_instructions(cell, plan, unavailable, show)
+    if config.syscalls:
+        plan = CountPlan(config.syscalls, sandbox.root / "counts",
+                         sandbox.adapter_env(os.environ), sandbox.root, config.timeout)
+        missing = strace_unavailable()
+        for cell in cells:
+            if traced(cell.workload):
+                show(f"{cell.workload.key}: counting system calls under strace")
+                commands = [list(one.impl.command) if one.outcome == "ok" else None
+                            for one in cell.series]
+                cell.floor_syscalls, cell.syscalls = syscall_members(
+                    cell.workload, cell.prepared, commands, plan, missing)
+    if config.conformance:
+        show("conformance of the cases the figures rely on")
+        _attach_conformance(cells, impls, config)
+
+
+def _beside_settings(config: BenchConfig) -> dict[str, Any]:
+    """The report's members saying what was taken beside the timed figures."""
+    members: dict[str, Any] = {"conformance": {
+        "ran": config.conformance, "reports": [str(p) for p in config.conformance_reports]}}
+    if config.syscalls:
+        members["syscalls"] = {"requests": config.syscalls, "tool": "strace -f -c",
+                               "unavailable": strace_unavailable()}
+    if config.instructions:
+        members["instructions"] = {"what": LABEL, "requests": config.instructions,
+                                   "tool": tool_description(),
+                                   "unavailable": valgrind_unavailable()}
+    return members
 
 
 def _start_all(impls: list[_Impl], timeout: float) -> None:
@@ -349,6 +416,61 @@ def _repetition(
     adapter.kill()  # a failed repetition leaves the adapter in no known state
 
 
+def _count_instructions(cell: _Cell, plan: CountPlan, unavailable: str | None,
+                        show: Callable[[str], None]) -> None:
+    """The instruction counts of one CPU workload, after its rounds (valgrind beside a timed
+    run would slow it)."""
+    if not counted(cell.workload):
+        return
+    show(f"{cell.workload.key}: counting instructions under valgrind")
+    commands = [list(one.impl.command) if one.outcome == "ok" else None for one in cell.series]
+    cell.floor_counts, members = instruction_members(cell.workload, cell.prepared, commands,
+                                                     plan, unavailable)
+    cell.counts = [member or {} for member in members]
+
+
+def _attach_conformance(cells: list[_Cell], impls: list[_Impl], config: BenchConfig) -> None:
+    """Each implementation with a figure: the conformance of the cases each workload relies on."""
+    # Imported here: the runner's lanes load the case machinery, which `bench --help` must not.
+    from persyk_conformance.run._parallel import default_jobs
+
+    reports = list(config.conformance_reports)
+    wanted = [
+        (impl.command, impl.hello, reports[number] if number < len(reports) else None)
+        if any(cell.series[number].outcome == "ok" for cell in cells) else None
+        for number, impl in enumerate(impls)]
+    members = conformance_members([cell.workload for cell in cells], wanted, default_jobs())
+    for index, cell in enumerate(cells):
+        cell.conformance = [per_impl[index] for per_impl in members]
+
+
+def _fsync_figures(cell: _Cell, number: int) -> dict[str, Any]:
+    """Beside an fsync workload's ratio: the time the implementation adds to the floor, with its
+    interval, and its system calls and syncs per unit (strace)."""
+    one = cell.series[number]
+    if not traced(cell.workload) or one.outcome != "ok":
+        return {}
+    figures: dict[str, Any] = {}
+    added = added_cost(cell.floor_rounds, one.rounds)
+    if added is not None:
+        figures["addedSeconds"] = added.to_json()
+    if number < len(cell.syscalls) and cell.syscalls[number]:
+        figures["syscalls"] = cell.syscalls[number]
+    return figures
+
+
+def _against_first(cell: _Cell, number: int) -> dict[str, Any]:
+    """With several --impl: each implementation's runs over the first one's, the same pairs
+    (the first is the baseline, as in ``bench --impl A --impl B``: B judged against A)."""
+    first, one = cell.series[0], cell.series[number]
+    if number == 0 or first.outcome != "ok" or one.outcome != "ok":
+        return {}
+    judged = against(first.rounds, one.rounds)
+    if judged is None:
+        return {}
+    return {"againstFirst": {"baseline": first.impl.label, **judged}}
+
+
 def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
@@ -357,7 +479,7 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
     workload, prepared = cell.workload, cell.prepared
     floor = [x for one_round in cell.floor_rounds for x in one_round]
     results = []
-    for one in cell.series:
+    for number, one in enumerate(cell.series):
         seconds = [x for one_round in one.rounds for x in one_round]
         entry: dict[str, Any] = {"implementation": one.impl.label, "outcome": one.outcome,
                                  "detail": one.detail, "seconds": seconds,
@@ -371,17 +493,26 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
             entry["outcome"], entry["detail"] = "error", "no repetition ran"
         if one.extra:
             entry["extra"] = one.extra
+        if number < len(cell.counts) and cell.counts[number]:
+            entry["instructions"] = cell.counts[number]
+        if one.outcome == "ok" and number < len(cell.conformance) and cell.conformance[number]:
+            entry["conformance"] = cell.conformance[number]
+        entry.update(_fsync_figures(cell, number))
+        entry.update(_against_first(cell, number))
         results.append(entry)
     start, end = combined(cell.intervals)
     return {
         "key": workload.key, "name": workload.name, "title": workload.heading,
         "capability": workload.capability, "unit": workload.unit,
         "sizeMB": workload.size_mb, "bytes": prepared.size_bytes, "params": prepared.params,
+        "unitsPerRepetition": workload.units(prepared),
         "inputs": [item.name for item in prepared.inputs],
         "precisionTarget": workload.precision_target,
         "conditions": {**between(start, end), **cpu_shares(start, end)},
         "floor": {"title": workload.floor_title, "seconds": floor, "rounds": cell.floor_rounds,
-                  **_stats(floor)},
+                  **_stats(floor),
+                  **({"instructions": cell.floor_counts} if cell.floor_counts else {}),
+                  **({"syscalls": cell.floor_syscalls} if cell.floor_syscalls else {})},
         "results": results,
     }
 

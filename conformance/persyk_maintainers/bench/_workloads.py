@@ -107,6 +107,9 @@ class Workload(ABC):
     name: str = ""
     title: str = ""
     capability: str = "read"
+    # The adapter operations one repetition sends: the conformance cases with a step of one of
+    # them are the cases its figure relies on (_conformance).
+    operations: tuple[str, ...] = ("validate",)
     unit: str = "operation"  # what one timed figure is the cost of
     floor_title: str = ""
     fresh_process: bool = False  # a fresh adapter process for each repetition (peak memory)
@@ -149,6 +152,10 @@ class Workload(ABC):
         broken file for a validation workload); raises Invalid. Most workloads need none: their
         answers carry the input's own data."""
         return None
+
+    def units(self, prepared: Prepared) -> int:
+        """The units one repetition (of the floor or through the adapter) is made of."""
+        return 1
 
     @abstractmethod
     def floor(self, prepared: Prepared, state: Any) -> float:

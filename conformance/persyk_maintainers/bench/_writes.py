@@ -103,6 +103,7 @@ class Chain:
 
 class AppendSingle(Workload):
     name = "append-single"
+    operations = ("append",)
     precision_target = FSYNC_PRECISION
     title = "single-record append with fsync (10,000-entry session at scale 1)"
     capability = "append"
@@ -124,6 +125,9 @@ class AppendSingle(Workload):
         chain = Chain(directory, prepared.first.path, prepared.first.facts["leaf"])
         chain.repetition = prepared.params["perRepetition"]
         return chain
+
+    def units(self, prepared: Prepared) -> int:
+        return int(prepared.params["perRepetition"])
 
     def floor(self, prepared: Prepared, state: Chain) -> float:
         count: int = prepared.params["perRepetition"]
@@ -160,6 +164,7 @@ class AppendBatch(AppendSingle):
 
 class RetrySmall(Workload):
     name = "retry-100"
+    operations = ("append",)
     title = "identical-retry detection, 100-entry session"
     capability = "append"
     unit = "retry"
@@ -184,6 +189,9 @@ class RetrySmall(Workload):
         chain.retry = _user(f"e{entries - 1}", f"e{entries - 2}")
         chain.repetition = prepared.params["perRepetition"]
         return chain
+
+    def units(self, prepared: Prepared) -> int:
+        return int(prepared.params["perRepetition"])
 
     def floor(self, prepared: Prepared, state: Chain) -> float:
         count: int = prepared.params["perRepetition"]
@@ -217,6 +225,7 @@ class RetryLarge(RetrySmall):
 
 class RecoverTorn(Workload):
     name = "recover-torn"
+    operations = ("recover",)
     precision_target = FSYNC_PRECISION
     title = "recovery of a torn tail, 151-byte fragment (1 GB session at scale 1)"
     capability = "recover"
@@ -278,6 +287,7 @@ def _finished(duration_ms: int) -> bytes:
 
 class Capture(Workload):
     name = "capture"
+    operations = ("captureStart", "captureWrite", "captureFinish")
     precision_target = FSYNC_PRECISION
     title = "a capture, 24 kHz mono, 100 ms writes (60 s at scale 1)"
     capability = "capture"
@@ -298,6 +308,9 @@ class Capture(Workload):
     def setup(self, prepared: Prepared, directory: Path) -> Any:
         directory.mkdir(parents=True, exist_ok=True)
         return {"directory": directory, "next": 0, "prepared": prepared}
+
+    def units(self, prepared: Prepared) -> int:
+        return int(prepared.data["seconds"])
 
     def floor(self, prepared: Prepared, state: Any) -> float:
         state["next"] += 1

@@ -36,6 +36,13 @@ def _sizes(text: str) -> tuple[float, ...]:
     return sizes
 
 
+def _count(text: str) -> int:
+    """A count of repetitions, 0 included (0: none)."""
+    if text.strip() == "0":
+        return 0
+    return positive_int(text)
+
+
 def cmd_bench(args: argparse.Namespace) -> Verdict:
     if args.bench_command == "compare":
         return cmd_compare(args)
@@ -46,7 +53,16 @@ def cmd_bench(args: argparse.Namespace) -> Verdict:
     only = tuple(name for group in args.only or () for name in group)
     config = BenchConfig(impls=impls, scale=args.scale, rounds=args.rounds, pairs=args.pairs,
                          timeout=args.timeout, only=only, sizes=args.sizes or (), data=args.data,
-                         warmup=not args.no_warmup)
+                         warmup=not args.no_warmup, instructions=args.instructions or 0,
+                         syscalls=args.syscalls,
+                         conformance=not args.no_conformance,
+                         conformance_reports=tuple(args.conformance_report or ()))
+    if args.no_conformance and args.conformance_report:
+        raise UsageProblem("--conformance-report gives the conformance --no-conformance "
+                           "leaves out", command="bench")
+    if len(config.conformance_reports) > len(impls):
+        raise UsageProblem("more --conformance-report files than implementations",
+                           command="bench")
     try:
         chosen = workloads_for(config)
     except ValueError as exc:
@@ -141,6 +157,26 @@ def _schedule_options(bench: argparse.ArgumentParser) -> None:
                             "goes first) per workload and round (default: 20)")
 
 
+def _beside_options(bench: argparse.ArgumentParser) -> None:
+    """What is taken beside the timed figures: instruction counts, conformance."""
+    bench.add_argument("--instructions", type=positive_int, metavar="N",
+                       help="after the rounds, count the instructions of N requests of each CPU "
+                            "workload under valgrind, for the floor and each implementation "
+                            "(slow: about 30x the requests' time plus some 30 s a workload; "
+                            "default: not counted; docs/maintainers/performance.md)")
+    bench.add_argument("--syscalls", type=_count, default=2, metavar="N",
+                       help="after the rounds, count the system calls and fsyncs of N "
+                            "repetitions of each fsync workload under strace -f -c, for the "
+                            "floor and each implementation (default: 2; 0: none)")
+    bench.add_argument("--conformance-report", type=Path, action="append", metavar="FILE.json",
+                       help="the JSON report of a `persyk-conformance run` of an implementation, "
+                            "one per --impl in order, instead of running the cases each "
+                            "figure relies on (its implementation must be the adapter's)")
+    bench.add_argument("--no-conformance", action="store_true",
+                       help="no conformance beside the figures (quicker; the report is then "
+                            "not publishable)")
+
+
 def register(sub: SubParsers, command: Command) -> None:
     """Add ``bench`` (and its ``compare``) to the command line."""
     names = "\n".join(f"  {kind.name:<18} {kind.title}" for kind in WORKLOADS)
@@ -160,6 +196,7 @@ def register(sub: SubParsers, command: Command) -> None:
     bench.add_argument("--scale", type=positive_number, default=1.0, metavar="F",
                        help="multiply every workload's size (1: the published sizes; 0.01: CI)")
     _schedule_options(bench)
+    _beside_options(bench)
     bench.add_argument("--timeout", type=positive_number, default=600.0, metavar="S",
                        help="deadline of one repetition of one workload (default: 600)")
     bench.add_argument("--only", action="append", metavar="WORKLOAD", nargs="+",

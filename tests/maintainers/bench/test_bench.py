@@ -290,3 +290,15 @@ def test_without_matplotlib_the_bench_still_writes_its_reports_and_says_why(
     assert (tmp_path / "b.json").is_file() and (tmp_path / "b.md").is_file()
     assert not (tmp_path / "b.png").exists()
     assert "pip install" in capsys.readouterr().err
+
+
+def test_every_figure_of_the_whole_bench_carries_its_conformance(
+    reference_run: dict[str, Any],
+) -> None:
+    # The reference passes every case each workload relies on (those calling its operations).
+    assert reference_run["report"]["conformance"] == {"ran": True, "reports": []}
+    for workload in reference_run["report"]["workloads"]:
+        (result,) = workload["results"]
+        member = result["conformance"]
+        assert member["cases"] > 0 and member["failed"] == 0, (workload["key"], member)
+        assert f"cases passed {member['passed']} of {member['cases']}" in reference_run["markdown"]
