@@ -71,6 +71,7 @@ def _outcomes(report: dict[str, Any]) -> dict[str, str]:
     return {w["key"]: r["outcome"] for w in report["workloads"] for r in w["results"]}
 
 
+@pytest.mark.slow
 def test_the_bench_times_every_workload_through_the_reference_adapter(
     reference_run: dict[str, Any],
 ) -> None:
@@ -91,6 +92,7 @@ def test_the_bench_times_every_workload_through_the_reference_adapter(
     assert len(info["results"][0]["extra"]["peakRssKiB"]) == 2
 
 
+@pytest.mark.slow
 def test_each_figure_carries_its_round_trips_measured_beside_it(
     reference_run: dict[str, Any],
 ) -> None:
@@ -107,6 +109,7 @@ def test_each_figure_carries_its_round_trips_measured_beside_it(
     assert reference_run["markdown"].count("; round trips 1 of ") >= 4
 
 
+@pytest.mark.slow
 def test_the_bench_report_fits_its_schema_and_the_schema_can_refuse(
     reference_run: dict[str, Any],
 ) -> None:
@@ -118,6 +121,7 @@ def test_the_bench_report_fits_its_schema_and_the_schema_can_refuse(
     assert len(report_problems(broken)) == 2
 
 
+@pytest.mark.slow
 def test_the_markdown_names_the_machine_every_workload_and_every_input(
     reference_run: dict[str, Any],
 ) -> None:
@@ -200,6 +204,7 @@ def test_an_interrupted_run_reports_the_workloads_that_finished(
     assert "the run stopped early: interrupted during round 1 of 2" in report["quiet"]["reasons"]
 
 
+@pytest.mark.slow
 def test_compare_of_two_tiny_runs_declines_to_judge_and_says_why(
     reference_run: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -211,6 +216,7 @@ def test_compare_of_two_tiny_runs_declines_to_judge_and_says_why(
     assert "REGRESSION" not in out and "declined to judge" in out
 
 
+@pytest.mark.slow
 def test_compare_flags_a_lost_result(reference_run: dict[str, Any]) -> None:
     old = reference_run["report"]
     broken = copy.deepcopy(old)
@@ -263,6 +269,7 @@ def test_generated_inputs_are_reused_only_while_their_bytes_match(tmp_path: Path
     assert fresh.sha256 == first.sha256 and fresh.facts["entries"] == first.facts["entries"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_the_plot_is_written(reference_run: dict[str, Any], tmp_path: Path, suffix: str) -> None:
     pytest.importorskip("matplotlib", reason="plots need the 'plot' extra (matplotlib)")
@@ -292,6 +299,7 @@ def test_without_matplotlib_the_bench_still_writes_its_reports_and_says_why(
     assert "pip install" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_every_figure_of_the_whole_bench_carries_its_conformance(
     reference_run: dict[str, Any],
 ) -> None:
