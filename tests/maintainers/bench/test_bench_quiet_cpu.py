@@ -4,6 +4,9 @@ bench started, alive or reaped, is its own; a process outside its tree is foreig
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -91,7 +94,7 @@ import subprocess, sys, time
 busy = [sys.executable, "-c", {BUSY!r}]
 sys.stdin.readline()                            # the test's first sample is taken
 subprocess.run([*busy, "0.4"], check=True)      # a child that exits and is reaped
-live = subprocess.Popen([*busy, "1000"])        # a child still running at the second sample
+live = subprocess.Popen([*busy, "60"])          # a child still running at the second sample
 time.sleep(0.4)
 print(live.pid, flush=True)
 sys.stdin.readline()                            # the test's second sample is taken
@@ -109,10 +112,12 @@ def test_a_busy_process_outside_the_bench_s_tree_is_foreign_and_its_own_child_is
     still busy; a busy process started beside it (its own session, not below the roots) is
     foreign. Other work on the machine only adds to the foreign figure, so the foreign
     process's ticks are a lower bound of it, and the stand-in's children's of the own one."""
-    foreign = subprocess.Popen([sys.executable, "-c", BUSY, "1000"], start_new_session=True)
+    # Bounded (60 s of CPU) so that neither busy process can outlive a failed test for long.
+    foreign = subprocess.Popen([sys.executable, "-c", BUSY, "60"], start_new_session=True)
     bench = subprocess.Popen([sys.executable, "-c", BENCH], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     assert bench.stdin is not None and bench.stdout is not None
+    live: int | None = None
     try:
         time.sleep(0.2)  # the interpreters are up: their start is outside the interval
         roots = (bench.pid,)
@@ -128,7 +133,13 @@ def test_a_busy_process_outside_the_bench_s_tree_is_foreign_and_its_own_child_is
         end = sample(own=lambda: own_tree_ticks(roots))
         bench.stdin.write("\n")
         bench.stdin.flush()
+        bench.wait(timeout=30)  # it kills and reaps its live child itself
     finally:
+        # Killing the stand-in first would orphan its busy child, which then burnt a core
+        # for the rest of the test run.
+        if live is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(live, signal.SIGKILL)
         for process in (foreign, bench):
             process.kill()
             process.wait()
