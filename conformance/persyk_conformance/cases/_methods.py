@@ -7,6 +7,12 @@ spelt `-0`, `1.0` or `1e2`, a member named `__proto__`, a tail of only white spa
 written by hand from docs/spec.md (the cases are fixtures/_cases/method_cases.py); the report
 checks each named case exists and names the rule, and lists the members with no case, so that
 a member added to the format without its method case shows up.
+
+The timeouts line is one more method: the lock wait (APP-6). Every operation whose request takes
+``lockTimeout`` (schemas/protocol/run.request.json) should have a step that the runner sends
+under a lock it holds itself, with that bound, so that the runner's check of the wait
+(run/_conditions.py, ``late_under_held_lock``) applies to it; the report lists those steps'
+cases per operation and the operations no case times.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["METHODS", "Method", "Target", "method_report"]
+__all__ = ["METHODS", "Method", "Target", "lock_timeout_operations", "method_report",
+           "timeout_report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +109,34 @@ def method_report(manifests: Sequence[Mapping[str, Any]],
                      f"{len(method.targets)} members reached ({rules}); not reached: "
                      f"{'; '.join(missing) or 'none'}")
     return lines
+
+
+def lock_timeout_operations(run_request: Mapping[str, Any]) -> list[str]:
+    """The operations whose arguments take ``lockTimeout``, in the order of the run request
+    schema (its ``allOf`` maps each ``op`` to the ``$defs`` entry of its arguments)."""
+    defs = run_request.get("$defs", {})
+    out: list[str] = []
+    for branch in run_request.get("allOf", ()):
+        op = branch["if"]["properties"]["op"]
+        ref = str(branch["then"]["properties"]["args"]["$ref"]).rsplit("/", 1)[-1]
+        if "lockTimeout" in defs.get(ref, {}).get("properties", {}):
+            out += [op["const"]] if "const" in op else list(op["enum"])
+    return out
+
+
+def timeout_report(manifests: Sequence[Mapping[str, Any]], operations: Sequence[str]) -> str:
+    """The timeouts line: for each operation, the cases with a step of it that holds a lock and
+    passes ``lockTimeout`` (the steps whose lock wait the runner times), and the operations
+    without one."""
+    timed: dict[str, list[str]] = {op: [] for op in operations}
+    for manifest in manifests:
+        for step in manifest.get("steps", ()):
+            op, args = step.get("op"), step.get("args", {})
+            if (op in timed and (step.get("harness") or {}).get("holdLock")
+                    and isinstance(args, Mapping) and "lockTimeout" in args):
+                timed[op] = list(dict.fromkeys([*timed[op], str(manifest.get("id"))]))
+    reached = [f"{op} {', '.join(cases)}" for op, cases in timed.items() if cases]
+    missing = [op for op, cases in timed.items() if not cases]
+    return (f"timeouts (lockTimeout under a held lock): {len(reached)} of {len(timed)} "
+            f"operations reached ({'; '.join(reached) or 'none'}); not reached: "
+            f"{', '.join(missing) or 'none'}")

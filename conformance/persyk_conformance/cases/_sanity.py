@@ -43,7 +43,7 @@ from referencing.jsonschema import DRAFT202012
 from .._bounded import Refused
 from ._boundaries import boundary_report
 from ._load import CASE_GROUPS, default_root, manifest_problems, read_manifest
-from ._methods import method_report
+from ._methods import lock_timeout_operations, method_report, timeout_report
 
 __all__ = [
     "CODE_PHASES",
@@ -58,6 +58,7 @@ __all__ = [
     "required_codes",
     "rules_on_one_case",
     "rules_resting_on_one_case",
+    "timeout_gaps",
 ]
 
 # Rules of these phases must each be exercised by a case (capture: see below).
@@ -160,6 +161,15 @@ def method_gaps(root: Traversable | None = None) -> list[str]:
     """``method_report`` over the cases under ``root`` (default: the installed fixtures)."""
     manifests = _manifests(default_root() if root is None else root, [])
     return method_report([manifest for _, manifest in manifests])
+
+
+def timeout_gaps(root: Traversable | None = None) -> str:
+    """``timeout_report`` over the cases under ``root`` (default: the installed fixtures), for
+    the operations whose request takes ``lockTimeout`` in the installed protocol schema."""
+    manifests = _manifests(default_root() if root is None else root, [])
+    schema = json.loads(persyk_contract.schema_bytes("protocol/run.request.json"))
+    return timeout_report([manifest for _, manifest in manifests],
+                          lock_timeout_operations(schema))
 
 
 def required_codes(

@@ -136,10 +136,11 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
 def _coverage_reports(fixtures: Path | None) -> list[str]:
     """The boundary report (each limit's cases at it and one past it) and the method report
     (the members each method has not reached), one printed line each."""
-    from ..cases._sanity import limit_boundaries, method_gaps
+    from ..cases._sanity import limit_boundaries, method_gaps, timeout_gaps
 
     return ([f"boundary: {line}" for line in limit_boundaries(fixtures)]
-            + [f"method: {line}" for line in method_gaps(fixtures)])
+            + [f"method: {line}" for line in method_gaps(fixtures)]
+            + [f"method: {timeout_gaps(fixtures)}"])
 
 
 def _add_list(sub: SubParsers, command: Command) -> None:
