@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["METHODS", "Method", "NO_WAIT_TO_TIME", "Target", "lock_timeout_operations",
+__all__ = ["METHODS", "NO_WAIT_TO_TIME", "Method", "Target", "lock_timeout_operations",
            "method_report", "timeout_report"]
 
 
