@@ -5,11 +5,11 @@ the same adapter or from a report passed in, in the JSON and the Markdown."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.casetree import fake
 from persyk_conformance.cli import main
 from persyk_maintainers.bench._conformance import conformance_member, relied_on
 from persyk_maintainers.bench._reads import InfoAudio, PagedWalk, ValidateShort
@@ -17,28 +17,6 @@ from persyk_maintainers.bench._report import render_markdown, report_problems
 from persyk_maintainers.bench._writes import Capture
 
 TINY = ["--scale", "0.001", "--rounds", "2", "--pairs", "1", "-q", "--only", "info-audio"]
-
-# The reference's adapter behind a proxy that answers every refused `info` with a code of its
-# own: the bench's info workload (a valid session) still passes, the info cases do not.
-WRONG_INFO_ERRORS = r'''
-import json, subprocess, sys
-ref = subprocess.Popen([sys.executable, "-m", "persyk_session.cli", "adapter"],
-                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-for line in sys.stdin:
-    request = json.loads(line)
-    ref.stdin.write(line.encode())
-    ref.stdin.flush()
-    if request.get("cmd") == "stop":
-        break
-    reply = json.loads(ref.stdout.readline())
-    error = (reply.get("result") or {}).get("error")
-    if request.get("op") == "info" and isinstance(error, dict):
-        error["code"] = "SESSION_NOT_FOUND" if error.get("code") != "SESSION_NOT_FOUND" else "USAGE"
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
-ref.wait()
-'''
-
 
 def test_a_workload_relies_on_the_cases_that_call_its_operations() -> None:
     relied = relied_on([ValidateShort(1), PagedWalk(1), InfoAudio(1), Capture(1)])
@@ -121,9 +99,7 @@ def test_no_conformance_leaves_the_figures_unpublishable(tmp_path: Path) -> None
 def test_an_implementation_fast_on_the_bench_but_wrong_on_its_cases_shows_them_failing(
     tmp_path: Path,
 ) -> None:
-    proxy = tmp_path / "wrong_info_errors.py"
-    proxy.write_text(WRONG_INFO_ERRORS, "utf-8")
-    status, report = _bench(tmp_path, "--impl", f"{sys.executable} {proxy}")
+    status, report = _bench(tmp_path, "--impl", fake("wrong_info_errors"))
     assert status == 0 and report_problems(report) == []
     (result,) = report["workloads"][0]["results"]
     assert result["outcome"] == "ok" and "ratio" in result

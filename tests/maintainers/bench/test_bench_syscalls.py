@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.casetree import FAKES
 from persyk_conformance.cli._commands import REFERENCE_ADAPTER
 from persyk_maintainers.bench._counted import CountFailed
 from persyk_maintainers.bench._precision import added_cost
@@ -31,29 +32,6 @@ SUMMARY = """\
 ------ ----------- ----------- --------- --------- ----------------
 100.00    0.000470          19        24         4 total
 """
-
-# The reference's adapter behind a proxy that syncs the session file once more after each
-# append: an implementation that does twice the syncs the contract asks for.
-DOUBLE_SYNC = r'''
-import json, os, subprocess, sys
-ref = subprocess.Popen([sys.executable, "-m", "persyk_session.cli", "adapter"],
-                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-for line in sys.stdin:
-    request = json.loads(line)
-    ref.stdin.write(line.encode())
-    ref.stdin.flush()
-    if request.get("cmd") == "stop":
-        break
-    reply = ref.stdout.readline()
-    if request.get("op") == "append":
-        fd = os.open(os.path.join(request["args"]["session"], "session.jsonl"), os.O_RDONLY)
-        os.fsync(fd)
-        os.close(fd)
-    sys.stdout.write(reply.decode())
-    sys.stdout.flush()
-ref.wait()
-'''
-
 
 def test_the_summary_sums_every_call_and_the_syncs() -> None:
     assert parse_summary(SUMMARY) == {"syscalls": 24.0, "fsyncs": 4.0}
@@ -79,9 +57,7 @@ def _append_run(*impls: tuple[str, ...]) -> dict[str, Any]:
 
 @needs_strace
 def test_syncs_per_append_are_counted_and_a_double_sync_is_seen(tmp_path: Path) -> None:
-    proxy = tmp_path / "double_sync.py"
-    proxy.write_text(DOUBLE_SYNC, "utf-8")
-    report = _append_run(REFERENCE_ADAPTER, (sys.executable, str(proxy)))
+    report = _append_run(REFERENCE_ADAPTER, (sys.executable, str(FAKES / "double_sync_append.py")))
     assert report_problems(report) == []
     (workload,) = report["workloads"]
     assert workload["floor"]["syscalls"]["fsyncs"] == 1.0
