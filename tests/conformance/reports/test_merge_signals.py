@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _shards import two_tiny_shards
 from persyk_conformance import _whole_files
 from persyk_conformance.adapters import _processes
 from persyk_conformance.cli import main
@@ -35,14 +36,7 @@ def fresh_stop_flag(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def shard_paths(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    folder = tmp_path_factory.mktemp("shards")
-    paths = []
-    for k in (1, 2):
-        path = folder / f"shard{k}.json"
-        assert main(["run", "--in-process", "--only", "R-001,R-002", "--no-harness",
-                     "--no-progress", "-q", "--shard", f"{k}/2", "--report", str(path)]) == 0
-        paths.append(str(path))
-    return paths
+    return [str(path) for path in two_tiny_shards(tmp_path_factory.mktemp("shards"))]
 
 
 def _merge_into(out: Path, shard_paths: list[str]) -> int:

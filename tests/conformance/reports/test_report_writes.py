@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from _paths import TESTS_DIR
+from _shards import two_tiny_shards
 from persyk_conformance.cli import main
 
 RUN = ["run", "--in-process", "--only", "R-001", "--no-harness", "--no-progress", "-q"]
@@ -116,14 +117,7 @@ def test_full_disk_on_the_junit_file_still_writes_the_json_report(
 @pytest.fixture(scope="module")
 def shard_reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Two tiny real shards of one run (R-001 and R-002, in-process)."""
-    folder = tmp_path_factory.mktemp("shards")
-    paths = []
-    for k in (1, 2):
-        path = folder / f"shard{k}.json"
-        assert main(["run", "--in-process", "--only", "R-001,R-002", "--no-harness",
-                     "--no-progress", "-q", "--shard", f"{k}/2", "--report", str(path)]) == 0
-        paths.append(path)
-    return paths
+    return two_tiny_shards(tmp_path_factory.mktemp("shards"))
 
 
 def _limit_file_size(limit: int) -> Callable[[], None]:
