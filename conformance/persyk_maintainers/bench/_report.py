@@ -28,6 +28,7 @@ from ._report_counts import (
     conformance_text,
     fsync_text,
     instructions_section,
+    round_trip_text,
     syscalls_section,
 )
 
@@ -88,7 +89,7 @@ def _cell(result: dict[str, Any]) -> str:
     peaks = extra.get("peakRssKiB")
     if peaks:
         text += f", peak RSS {max(peaks) / 1024:.1f} MiB"
-    return (text + fsync_text(result) + conformance_text(result)
+    return (text + fsync_text(result) + round_trip_text(result) + conformance_text(result)
             + _protocol_share(result["median"], extra))
 
 

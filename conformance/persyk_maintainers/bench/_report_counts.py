@@ -8,7 +8,7 @@ from typing import Any
 from persyk_conformance._escape import for_markdown
 
 __all__ = ["against_section", "conformance_text", "count_text", "fsync_text",
-           "instructions_section", "syscalls_section"]
+           "instructions_section", "round_trip_text", "syscalls_section"]
 
 
 def against_section(report: dict[str, Any], labels: list[str]) -> list[str]:
@@ -49,6 +49,21 @@ def fsync_text(result: dict[str, Any]) -> str:
     interval = (f"95 % {_micro(added['low'])} to {_micro(added['high'])}"
                 if added.get("low") is not None else "no interval")
     return f"; adds {_micro(added['least'])} to the floor ({interval})"
+
+
+def round_trip_text(result: dict[str, Any]) -> str:
+    """Beside a write workload's figure: ``; over the floor plus a no-op round trip 1.32x
+    (95 % 1.20-1.41), target 1.5x: met`` (_noop)."""
+    member = result.get("roundTripFloor")
+    if not member:
+        return ""
+    if "unsupported" in member:
+        return f"; over the floor plus a no-op round trip: {for_markdown(member['unsupported'])}"
+    interval = (f"95 % {member['low']:.2f}-{member['high']:.2f}" if member.get("low") is not None
+                else "no interval")
+    return (f"; over the floor plus a no-op round trip ({_micro(member['noOpSeconds'])}) "
+            f"**{member['least']:.2f}x** ({interval}), target {member['target']:g}x: "
+            f"{member['verdict']}")
 
 
 def _calls_text(member: dict[str, Any] | None) -> str:

@@ -43,6 +43,7 @@ from ._instructions import (
     tool_description,
     valgrind_unavailable,
 )
+from ._noop import NoOpFailed, replay_no_op, round_trip_floor
 from ._precision import added_cost, against, ratio_figure
 from ._quiet import Sample, between, combined, cpu_shares, sample, verdict
 from ._reads import (
@@ -115,6 +116,10 @@ class _Series:
     detail: str = ""
     rounds: list[list[float]] = field(default_factory=list)  # per round, in pair order
     extra: dict[str, list[Any]] = field(default_factory=dict)
+    # The no-op replay beside each run, per round, in pair order (_noop), where the workload
+    # has a round-trip target; why there is none, once a replay failed.
+    no_op: list[list[float]] = field(default_factory=list)
+    no_op_error: str | None = None
 
 
 @dataclass(slots=True)
@@ -366,6 +371,7 @@ def _run_round(cell: _Cell, number: int, config: BenchConfig,
     floor: list[float] = []
     for one in series:
         one.rounds.append([])
+        one.no_op.append([])
     start = sample()
     for pair in range(config.pairs):
         show(f"{workload.key}: round {number}/{config.rounds}, pair {pair + 1}/{config.pairs}")
@@ -394,7 +400,7 @@ def _repetition(
         if probe is not None:
             workload.probe(Call(adapter, timeout), one.state, probe)
             return
-        call = Call(adapter, timeout)
+        call = Call(adapter, timeout, keep=record and workload.round_trip_target is not None)
         seconds, extra = workload.measure(call, one.state)
         if record:  # the no-op round trips once a round: between pairs they would cost more
             trips = not one.rounds[-1]  # than the figure in the µs workloads
@@ -412,8 +418,19 @@ def _repetition(
             one.rounds[-1].append(seconds)
             for key, value in extra.items():
                 one.extra.setdefault(key, []).append(value)
+            _no_op_beside(workload, one, call, seconds)
         return
     adapter.kill()  # a failed repetition leaves the adapter in no known state
+
+
+def _no_op_beside(workload: Workload, one: _Series, call: Call, seconds: float) -> None:
+    """Right after a timed run, in the same pair: the no-op replay of its requests (_noop)."""
+    if workload.round_trip_target is None or one.no_op_error is not None:
+        return
+    try:
+        one.no_op[-1].append(replay_no_op(call, seconds))
+    except NoOpFailed as exc:
+        one.no_op_error = str(exc)
 
 
 def _count_instructions(cell: _Cell, plan: CountPlan, unavailable: str | None,
@@ -459,6 +476,17 @@ def _fsync_figures(cell: _Cell, number: int) -> dict[str, Any]:
     return figures
 
 
+def _round_trip_member(cell: _Cell, number: int) -> dict[str, Any]:
+    """A write workload's figure against the floor plus the no-op round trip (_noop)."""
+    one, target = cell.series[number], cell.workload.round_trip_target
+    if target is None or one.outcome != "ok":
+        return {}
+    if one.no_op_error is not None:
+        return {"roundTripFloor": {"unsupported": f"because {one.no_op_error}"}}
+    figure = round_trip_floor(cell.floor_rounds, one.no_op, one.rounds, target)
+    return {"roundTripFloor": figure} if figure else {}
+
+
 def _against_first(cell: _Cell, number: int) -> dict[str, Any]:
     """With several --impl: each implementation's runs over the first one's, the same pairs
     (the first is the baseline, as in ``bench --impl A --impl B``: B judged against A)."""
@@ -498,6 +526,7 @@ def _workload_json(cell: _Cell) -> dict[str, Any]:
         if one.outcome == "ok" and number < len(cell.conformance) and cell.conformance[number]:
             entry["conformance"] = cell.conformance[number]
         entry.update(_fsync_figures(cell, number))
+        entry.update(_round_trip_member(cell, number))
         entry.update(_against_first(cell, number))
         results.append(entry)
     start, end = combined(cell.intervals)

@@ -65,20 +65,25 @@ class Prepared:
 
 
 class Call:
-    """Requests to one adapter within one repetition's deadline; sums their round trips."""
+    """Requests to one adapter within one repetition's deadline; sums their round trips. With
+    ``keep`` it also keeps each request's arguments, for the no-op replay (_run: the round-trip
+    floor of the write workloads)."""
 
-    def __init__(self, adapter: SubprocessAdapter, budget: float) -> None:
+    def __init__(self, adapter: SubprocessAdapter, budget: float, *, keep: bool = False) -> None:
         self.adapter = adapter
         self.deadline = time.monotonic() + budget
         self.budget = budget
         self.elapsed = 0.0
         self.calls = 0
+        self.sent: list[Mapping[str, Any]] | None = [] if keep else None
 
     def __call__(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise AdapterTimedOut(f"the repetition took more than {self.budget:g} s")
         reply = self.adapter.run(op, args, remaining)
+        if self.sent is not None:
+            self.sent.append(args)
         if isinstance(reply, Unsupported):
             raise NotSupported(reply.message or f"{op}: unsupported")
         if isinstance(reply, Internal):
@@ -117,6 +122,11 @@ class Workload(ABC):
     # (_quiet): 10 % where the work is CPU time, 30 % where an fsync decides it (a device's
     # flush varies by more than any code change worth measuring).
     precision_target: float = CPU_PRECISION
+    # Where the floor alone is µs (an fsync, a tail read), the adapter's own round trip decides
+    # the figure: such a workload also has a figure against the floor plus a no-op round trip
+    # carrying the same request bytes, measured beside each run, and this target for it
+    # (docs/maintainers/performance.md, "What any adapter pays"). None: no such figure.
+    round_trip_target: float | None = None
 
     def __init__(self, scale: float, size_mb: float | None = None) -> None:
         self.scale = scale
