@@ -169,7 +169,9 @@ def foreign_allowance(window: float | None) -> float:
 
 
 def verdict(report: dict[str, Any]) -> dict[str, Any]:
-    """The report's ``quiet`` member: ``publishable`` and, when not, every reason why."""
+    """The report's ``quiet`` member: ``publishable`` and, when not, every reason why; and
+    ``byWorkload``, whether each workload's figures are publishable (no reason of the run's
+    and none of that workload's)."""
     cores = report["machine"].get("cores") or 1
     load_limit = LOAD_LIMIT * cores
     reasons: list[str] = []
@@ -179,30 +181,58 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
     elif load > load_limit:
         reasons.append(f"load average {load:.2f} on {cores} cores before the run "
                        f"(limit {load_limit:g}: half the cores)")
-    unmeasured: list[str] = []
-    for workload in report["workloads"]:
-        conditions = workload.get("conditions") or {}
-        foreign = conditions.get("foreignCpuFraction")
-        if foreign is None:
-            unmeasured.append(workload["key"])
-        elif foreign > foreign_allowance(conditions.get("timedCpuSeconds")):
-            reasons.append(f"{workload['key']}: other processes used {foreign:.0%} of the "
-                           f"machine's CPU time (limit {FOREIGN_LIMIT:.0%}, and "
-                           f"{FOREIGN_SLACK_SECONDS:g} s for the ticks' resolution)")
-        steal = conditions.get("stealFraction")
-        if steal is not None and steal > STEAL_LIMIT:
-            reasons.append(f"{workload['key']}: CPU steal {steal:.0%} (limit {STEAL_LIMIT:.0%})")
-        reasons += imprecise(workload)
-    if unmeasured:
-        reasons.append("the CPU time of other processes could not be measured (no /proc) for "
-                       f"{', '.join(unmeasured)}: nothing shows that none competed")
     if report.get("aborted"):
         reasons.append(f"the run stopped early: {report['aborted']}")
-    reasons += without_conformance(report)
-    return {"publishable": not reasons, "reasons": reasons, "loadLimit": load_limit,
+    by_workload: dict[str, bool] = {}
+    unmeasured: list[str] = []
+    workload_reasons: list[str] = []
+    for workload in report["workloads"]:
+        own = _workload_reasons(workload, _unstarted(report))
+        measured = (workload.get("conditions") or {}).get("foreignCpuFraction") is not None
+        if not measured:
+            unmeasured.append(workload["key"])
+        by_workload[workload["key"]] = measured and not own and not reasons
+        workload_reasons += own
+    if unmeasured:
+        workload_reasons.append("the CPU time of other processes could not be measured (no "
+                                f"/proc) for {', '.join(unmeasured)}: nothing shows that none "
+                                "competed")
+    reasons += workload_reasons + without_conformance(report)
+    if not (report.get("conformance") or {"ran": True})["ran"]:
+        by_workload = dict.fromkeys(by_workload, False)
+    return {"publishable": not reasons, "reasons": reasons, "byWorkload": by_workload,
+            "loadLimit": load_limit,
             "foreignCpuLimit": FOREIGN_LIMIT, "foreignCpuSlackSeconds": FOREIGN_SLACK_SECONDS,
             "stealLimit": STEAL_LIMIT,
             "precisionTargets": {"cpu": CPU_PRECISION, "fsync": FSYNC_PRECISION}}
+
+
+def _unstarted(report: dict[str, Any]) -> frozenset[str]:
+    """The labels of the implementations whose adapter did not start."""
+    return frozenset(impl["label"] for impl in report.get("implementations", [])
+                     if impl.get("error"))
+
+
+def _workload_reasons(workload: dict[str, Any], unstarted: frozenset[str]) -> list[str]:
+    """Why one workload's figures are not publishable: others' CPU time, steal, a figure not
+    precise enough, a failed cell, a figure without its conformance."""
+    reasons = []
+    conditions = workload.get("conditions") or {}
+    foreign = conditions.get("foreignCpuFraction")
+    if foreign is not None and foreign > foreign_allowance(conditions.get("timedCpuSeconds")):
+        reasons.append(f"{workload['key']}: other processes used {foreign:.0%} of the "
+                       f"machine's CPU time (limit {FOREIGN_LIMIT:.0%}, and "
+                       f"{FOREIGN_SLACK_SECONDS:g} s for the ticks' resolution)")
+    steal = conditions.get("stealFraction")
+    if steal is not None and steal > STEAL_LIMIT:
+        reasons.append(f"{workload['key']}: CPU steal {steal:.0%} (limit {STEAL_LIMIT:.0%})")
+    reasons += imprecise(workload, unstarted)
+    for result in workload["results"]:
+        member = result.get("conformance") or {}
+        if result["outcome"] == "ok" and "unsupported" in member:
+            reasons.append(f"{workload['key']}, {result['implementation']}: no conformance, "
+                           f"{member['unsupported']}")
+    return reasons
 
 
 def without_conformance(report: dict[str, Any]) -> list[str]:
@@ -215,24 +245,24 @@ def without_conformance(report: dict[str, Any]) -> list[str]:
     if not taken["ran"]:
         return ["the figures stand without the conformance of the cases they rely on "
                 "(--no-conformance)"]
-    reasons = []
-    for workload in report["workloads"]:
-        for result in workload["results"]:
-            member = result.get("conformance") or {}
-            if result["outcome"] == "ok" and "unsupported" in member:
-                reasons.append(f"{workload['key']}, {result['implementation']}: no conformance, "
-                               f"{member['unsupported']}")
-    return reasons
+    return []  # a figure without its conformance is its workload's reason (_workload_reasons)
 
 
-def imprecise(workload: dict[str, Any]) -> list[str]:
-    """Why a workload's figures are not precise enough to publish, one reason per cell."""
+def imprecise(workload: dict[str, Any], unstarted: frozenset[str] = frozenset()) -> list[str]:
+    """Why a workload's figures are not precise enough to publish, one reason per cell.
+
+    Decision: a cell that failed before any timed run (its probe answered wrongly, or the
+    implementation threw or ran out of time on the input) is a finding about the implementation,
+    published as its outcome the way ``unsupported`` is: it has no figure that could mislead.
+    A cell that failed once timed runs had begun (the run broke under it), or whose adapter
+    did not start at all (the run's set-up broke), refuses the workload."""
     target = workload.get("precisionTarget")
     reasons = []
     for result in workload["results"]:
         where = f"{workload['key']}, {result['implementation']}"
         if result["outcome"] in FAILED:
-            reasons.append(f"{where}: {result['outcome']}, no figure")
+            if result.get("seconds") or result["implementation"] in unstarted:
+                reasons.append(f"{where}: {result['outcome']}, no figure")
             continue
         if result["outcome"] != "ok":
             continue  # unsupported: nothing was promised

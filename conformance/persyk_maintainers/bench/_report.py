@@ -125,6 +125,11 @@ def _header(report: dict[str, Any]) -> list[str]:
         lines += ["**NOT PUBLISHABLE: these figures are not precise enough, or the machine was "
                   "not quiet.**", "",
                   *(f"- {reason}" for reason in reasons), ""]
+        fine = [key for key, ok in (report.get("quiet") or {}).get("byWorkload", {}).items()
+                if ok]
+        if fine:
+            lines += [f"Publishable nonetheless, each with every figure of its row: "
+                      f"{', '.join(fine)}.", ""]
     lines += [
         f"Machine: {m['cpu']}, {m['cores']} cores{memory}, {m['system']} {m['kernel']} "
         f"({m['machine']}), Python {m['python']}, orjson {m.get('orjson', '?')}, inputs on "

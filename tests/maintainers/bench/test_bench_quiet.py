@@ -133,9 +133,37 @@ def test_a_figure_of_one_round_has_no_interval_and_is_not_publishable() -> None:
 
 
 @pytest.mark.parametrize("outcome", ["invalid", "timeout", "error"])
-def test_a_failed_cell_is_not_publishable(outcome: str) -> None:
-    assert verdict(_report(result=_result(outcome)))["reasons"] == [
-        f"validate-short, persyk-session 0.1.0: {outcome}, no figure"]
+def test_a_cell_that_failed_once_its_timed_runs_began_is_not_publishable(outcome: str) -> None:
+    broke = {**_result(outcome), "seconds": [0.5, 0.6]}
+    result = verdict(_report(result=broke))
+    assert result["reasons"] == [f"validate-short, persyk-session 0.1.0: {outcome}, no figure"]
+    assert result["byWorkload"] == {"validate-short": False}
+
+
+@pytest.mark.parametrize("outcome", ["invalid", "timeout", "error"])
+def test_a_cell_that_failed_before_any_timed_run_is_a_finding_not_a_refusal(
+    outcome: str,
+) -> None:
+    # pi's validator skips a line that is not JSON: its probe is invalid, and no figure stands.
+    result = verdict(_report(result={**_result(outcome), "seconds": []}))
+    assert result["publishable"] and result["byWorkload"] == {"validate-short": True}
+
+
+def test_a_cell_whose_adapter_did_not_start_is_not_publishable() -> None:
+    report = {**_report(result={**_result("error"), "seconds": []}),
+              "implementations": [{"label": "persyk-session 0.1.0", "error": "not found"}]}
+    assert verdict(report)["reasons"] == [
+        "validate-short, persyk-session 0.1.0: error, no figure"]
+
+
+def test_each_workload_is_judged_on_its_own_and_a_run_wide_reason_refuses_all() -> None:
+    report = _report()
+    noisy = {**report["workloads"][0], "key": "append-single", "precisionTarget": 0.3,
+             "results": [_result(half=0.5)]}
+    report["workloads"].append(noisy)
+    assert verdict(report)["byWorkload"] == {"validate-short": True, "append-single": False}
+    assert verdict({**report, "loadBeforeRun": 1.5})["byWorkload"] == {
+        "validate-short": False, "append-single": False}
 
 
 def test_an_unsupported_cell_promised_nothing_and_does_not_refuse() -> None:
