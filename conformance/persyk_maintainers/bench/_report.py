@@ -130,6 +130,10 @@ def _header(report: dict[str, Any]) -> list[str]:
         if fine:
             lines += [f"Publishable nonetheless, each with every figure of its row: "
                       f"{', '.join(fine)}.", ""]
+    else:
+        lines += ["**Publishable**: every figure's 95 % interval within its workload's target, "
+                  "the machine quiet before and during the run, every figure beside its "
+                  "conformance.", ""]
     lines += [
         f"Machine: {m['cpu']}, {m['cores']} cores{memory}, {m['system']} {m['kernel']} "
         f"({m['machine']}), Python {m['python']}, orjson {m.get('orjson', '?')}, inputs on "

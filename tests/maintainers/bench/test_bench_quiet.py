@@ -156,6 +156,15 @@ def test_a_cell_whose_adapter_did_not_start_is_not_publishable() -> None:
         "validate-short, persyk-session 0.1.0: error, no figure"]
 
 
+def test_the_markdown_names_the_workloads_publishable_in_a_run_that_is_not() -> None:
+    report = copy.deepcopy(json.loads(NOISE.read_text("utf-8")))
+    keys = [w["key"] for w in report["workloads"]]
+    report["quiet"] = {**report["quiet"], "publishable": False, "reasons": ["x: too wide"],
+                       "byWorkload": {key: key == keys[0] for key in keys}}
+    assert f"Publishable nonetheless, each with every figure of its row: {keys[0]}." in (
+        render_markdown(report))
+
+
 def test_each_workload_is_judged_on_its_own_and_a_run_wide_reason_refuses_all() -> None:
     report = _report()
     noisy = {**report["workloads"][0], "key": "append-single", "precisionTarget": 0.3,
@@ -231,11 +240,12 @@ def test_publishable_exits_4_on_a_loaded_machine_and_the_reports_say_why(
     assert main(["bench", *TINY]) == 0
 
 
-def test_a_publishable_report_prints_no_warning_banner() -> None:
+def test_a_publishable_report_prints_no_warning_banner_and_says_it_is() -> None:
     report = copy.deepcopy(json.loads(NOISE.read_text("utf-8")))
     report["quiet"] = {**report["quiet"], "publishable": True, "reasons": []}
     markdown = render_markdown(report)
     assert "NOT PUBLISHABLE" not in markdown
+    assert markdown.splitlines()[2].startswith("**Publishable**: every figure's 95 % interval")
     assert "(95 % " in markdown and "4 rounds x 6 pairs)" in markdown
     assert report_problems(report) == []
 
