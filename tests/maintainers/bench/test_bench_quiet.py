@@ -246,7 +246,7 @@ def test_a_publishable_report_prints_no_warning_banner_and_says_it_is() -> None:
     markdown = render_markdown(report)
     assert "NOT PUBLISHABLE" not in markdown
     assert markdown.splitlines()[2].startswith("**Publishable**: every figure's 95 % interval")
-    assert "(95 % " in markdown and "4 rounds x 6 pairs)" in markdown
+    assert "(rounds' mean " in markdown and "4 rounds x 6 pairs)" in markdown
     assert report_problems(report) == []
 
 

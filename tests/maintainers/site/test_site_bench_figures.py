@@ -1,6 +1,7 @@
 """The site's bench page shows what a bench report gives beside each ratio: the conformance of
-the cases the figure relies on, the fsync workloads' added time and system calls, the
-instruction counts, and a refusal instead of a ratio too short for the clock."""
+the cases the figure relies on, the fsync workloads' added time and system calls, the write
+workloads' figure over the floor plus a no-op round trip, the instruction counts, and a refusal
+instead of a ratio too short for the clock."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def test_the_bench_page_shows_every_figure_beside_the_ratio(tmp_path: Path) -> N
     by_key["append-single"]["addedSeconds"] = {"least": 618e-6, "perRound": [6e-4, 6.4e-4],
                                                "low": 448e-6, "high": 766e-6}
     by_key["append-single"]["syscalls"] = {"syscalls": 23.0, "fsyncs": 1.0, "requests": 2}
+    by_key["append-single"]["roundTripFloor"] = {
+        "least": 2.5, "pairsMedian": 2.4, "perRound": [2.3, 2.4], "low": 2.15, "high": 2.41,
+        "halfWidth": 0.06, "spread": 0.03, "rounds": 2, "pairs": 6, "target": 1.5,
+        "verdict": "missed", "noOpSeconds": 52e-6}
+    by_key["retry-100"]["roundTripFloor"] = {
+        "unsupported": "because the adapter answered benchNoOp with a result, not unsupported"}
     refused = by_key["context-branched"]
     refused.pop("ratio")
     refused["refused"] = "context-branched: the floor's least single timed run is too short"
@@ -39,4 +46,8 @@ def test_the_bench_page_shows_every_figure_beside_the_ratio(tmp_path: Path) -> N
     assert "instructions: unsupported, because valgrind is not installed" in page
     assert "adds 618 µs (95 % 448\u2013766)" in page
     assert "23.0 system calls, 1.00 syncs" in page
+    assert ("over the floor plus a no-op round trip: 2.50x (95 % 2.15\u20132.41), target 1.5x: "
+            "missed") in page
+    assert "no-op round trip: because the adapter answered benchNoOp with a result" in page
+    assert "(rounds' mean " in page
     assert "refused: context-branched: the floor&#x27;s least single timed run" in page
