@@ -69,9 +69,12 @@ def read_cachegrind(out: Path) -> Totals:
     return {"instructions": float(total)}
 
 
-# Two counts of a Python adapter or floor of a few MB agree within 0.4 % (1 % once, for a floor
-# of 3.5 M instructions a request); a JIT runtime's by no better than 9 %.
-AGREEMENT = 0.03
+# A count is quoted only where it repeats: two counts more than 1 % apart are no figure. Two
+# counts of a Python adapter or floor of a few MB agree within 0.4 %; a JIT runtime's by no
+# better than 9 %. Until 2026-12-06 the bar was 3 %, and three scale-1 runs that day quoted
+# ratios up to 3.6 % apart (the Node example's validate-events, pi's context, and the
+# reference's paged walk and search, whose worker processes share the work as they run).
+AGREEMENT = 0.01
 VALGRIND = Wrapper("valgrind", _prefix, read_cachegrind, SLOWDOWN, AGREEMENT)
 
 

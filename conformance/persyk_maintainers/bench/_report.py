@@ -2,8 +2,9 @@
 
 ``compare`` judges ratios to the floor measured in the same run, which travel between runs and
 machines far better than seconds, and judges them only where both reports are publishable
-(``_quiet``): a figure without a trustworthy interval cannot tell a change from noise, so on
-such a report it *declines* (its own exit status, cli/_status.py) rather than cry wolf. A
+(``_quiet``; in a report publishable only in part, the workloads its verdict finds
+publishable): a figure without a trustworthy interval cannot tell a change from noise, so for
+the rest it *declines* (its own exit status, cli/_status.py) rather than cry wolf. A
 workload got *slower* when the 95 % interval of the change of its per-round ratios (Welch,
 _precision) lies wholly above no change; it is a *regression* when the change also exceeds
 max(the threshold, 5 % by default, twice the workload's measured spread between rounds, the
@@ -331,16 +332,34 @@ def _judge(what: str, was: dict[str, Any], now: dict[str, Any],
             "spread between rounds)", regression)
 
 
+def _publishable_workloads(report: dict[str, Any]) -> frozenset[str] | None:
+    """The workloads whose figures may be judged: None for all (the report is publishable),
+    else those its verdict finds publishable on their own (``quiet.byWorkload``; none in a
+    report that predates it)."""
+    if not not_publishable(report):
+        return None
+    by_workload = (report.get("quiet") or {}).get("byWorkload") or {}
+    if report.get("benchFormat", 1) < 2:
+        return frozenset()
+    return frozenset(key for key, ok in by_workload.items() if ok)
+
+
 def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0) -> Comparison:
-    """What got slower from ``old`` to ``new`` (see the module's docstring)."""
+    """What got slower from ``old`` to ``new`` (see the module's docstring). Where a report
+    is not publishable as a whole, the workloads publishable on both sides are judged and the
+    rest declined."""
     lines: list[str] = []
-    declined = False
+    allowed: list[frozenset[str]] = []
     for side, report in (("old", old), ("new", new)):
         reasons = not_publishable(report)
         if reasons:
-            declined = True
             lines.append(f"the {side} report is not publishable: {reasons[0]}"
                          + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""))
+        judged = _publishable_workloads(report)
+        if judged is not None:
+            allowed.append(judged)
+    both = frozenset.intersection(*allowed) if allowed else None
+    unjudged: list[str] = []
     if old["scale"] != new["scale"]:
         lines.append(f"note: the scales differ ({old['scale']:g} and {new['scale']:g})")
     old_inputs = {i["name"]: i["sha256"] for i in old["inputs"]}
@@ -359,16 +378,22 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0) ->
             regressions += 1
             continue
         was, now = previous.get("ratio") or {}, result.get("ratio") or {}
-        if declined or "perRound" not in was or "perRound" not in now:
+        if both is not None and key[0] not in both:
+            if key[0] not in unjudged:
+                unjudged.append(key[0])
+            continue
+        if "perRound" not in was or "perRound" not in now:
             continue
         judged = _judge(what, was, now, threshold)
         if judged is not None:
             lines.append(judged[0])
             regressions += judged[1]
+    declined = bool(unjudged)
     if declined:
-        lines.append("declined to judge the figures: a report that is not publishable has no "
-                     "interval to tell a change from noise"
-                     + (f"; {regressions} result(s) lost" if regressions else ""))
+        lines.append("declined to judge the figures"
+                     + (f" of {', '.join(unjudged)}" if both else "")
+                     + ": a report that is not publishable has no interval to tell a change "
+                     "from noise" + (f"; {regressions} regression(s)" if regressions else ""))
     else:
         lines.append(f"{regressions} regression(s)" if regressions else
                      "no regression: no change's interval excludes no change by more than the "

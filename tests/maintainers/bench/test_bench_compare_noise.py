@@ -138,3 +138,19 @@ def test_a_lost_result_is_a_regression_even_when_the_figures_are_not_judged(
     result = compare(old, new)
     assert result.regressions == 1 and result.declined
     assert [line for line in result.lines if "validate-short" in line and "now invalid" in line]
+
+
+def test_a_report_publishable_only_in_part_is_judged_on_the_workloads_publishable_on_both(
+    noisy: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    old = _quiet(noisy[0], seed=1)
+    new = _quiet(noisy[0], seed=2, slower="context-branched")
+    new["quiet"] = {**new["quiet"], "publishable": False, "reasons": ["retry-100: too wide"],
+                    "byWorkload": {key: key != "retry-100" for key in KEYS}}
+    result = compare(old, new)
+    assert result.regressions == 1 and result.declined
+    assert [line for line in result.lines if line.startswith("REGRESSION context-branched")]
+    assert result.lines[-1].startswith("declined to judge the figures of retry-100: ")
+    # A report from before the per-workload verdict has no workload to judge.
+    del new["quiet"]["byWorkload"]
+    assert compare(old, new).regressions == 0
