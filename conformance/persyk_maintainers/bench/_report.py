@@ -355,9 +355,9 @@ def compare(old: dict[str, Any], new: dict[str, Any], threshold: float = 5.0) ->
         if reasons:
             lines.append(f"the {side} report is not publishable: {reasons[0]}"
                          + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""))
-        judged = _publishable_workloads(report)
-        if judged is not None:
-            allowed.append(judged)
+        fine = _publishable_workloads(report)
+        if fine is not None:
+            allowed.append(fine)
     both = frozenset.intersection(*allowed) if allowed else None
     unjudged: list[str] = []
     if old["scale"] != new["scale"]:
