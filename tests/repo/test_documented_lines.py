@@ -40,7 +40,8 @@ SKIPS: tuple[tuple[str, str], ...] = (
                                          "tests/repo/test_install_lines.py runs it in a "
                                          "fresh venv"),
     ("pip install '.[site]'", "an install; the test extra already holds jinja2"),
-    ("benchmarks", "a benchmark (minutes); benchmarks never run in the test suite"),
+    ("benchmarks", "a benchmark (minutes); the suite runs one only at 1 MB, to check its output "
+                   "(tests/maintainers/bench/test_benchmarks_output.py), and never times it"),
     ("peers/pi/adapter.mjs", "needs `npm ci` in peers/pi; tests/peers/test_pi_peer.py runs pi"),
     ("compare ref.json pi.json", "compares pi's report (see the line before)"),
     ("node-nov.json", "a site of two runs the reader has; tests/maintainers/site/"
