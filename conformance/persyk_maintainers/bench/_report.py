@@ -129,7 +129,7 @@ def _header(report: dict[str, Any]) -> list[str]:
     if reasons:  # at the top, before any figure a reader could quote
         lines += ["**NOT PUBLISHABLE: these figures are not precise enough, or the machine was "
                   "not quiet.**", "",
-                  *(f"- {reason}" for reason in reasons), ""]
+                  *(f"- {for_markdown(reason)}" for reason in reasons), ""]
         fine = [key for key, ok in (report.get("quiet") or {}).get("byWorkload", {}).items()
                 if ok]
         if fine:

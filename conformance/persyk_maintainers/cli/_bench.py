@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from persyk_conformance._bounded import JsonLimits, Refused, read_json
+from persyk_conformance._escape import for_terminal
 from persyk_conformance.cli._args import positive_int, positive_number
 from persyk_conformance.cli._commands import REFERENCE_ADAPTER, Command, SubParsers
 from persyk_conformance.cli._report_files import write_report_files
@@ -103,7 +104,9 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
     failed = [f"{w['key']} ({r['implementation']}: {r['outcome']})"
               for w in report["workloads"] for r in w["results"] if r["outcome"] in FAILED]
     if failed:
-        print(f"persyk-conformance bench: not timed: {', '.join(failed)}", file=sys.stderr)
+        # Labels come from the adapters' hello: marked, so no control reaches the terminal.
+        print(f"persyk-conformance bench: not timed: {for_terminal(', '.join(failed))}",
+              file=sys.stderr)
     if report["aborted"]:
         print(f"persyk-conformance bench: {report['aborted']}", file=sys.stderr)
     if not written:
@@ -113,7 +116,7 @@ def _write(report: dict[str, Any], args: argparse.Namespace) -> Verdict:
     reasons = not_publishable(report)
     if reasons:
         print("persyk-conformance bench: not publishable: "
-              + "; ".join(reasons), file=sys.stderr)
+              + for_terminal("; ".join(reasons)), file=sys.stderr)
         if args.publishable:
             return Verdict.NOT_PUBLISHABLE
     return Verdict.CLEAN
@@ -126,8 +129,8 @@ def cmd_compare(args: argparse.Namespace) -> Verdict:
     except Refused as exc:
         raise UsageProblem(str(exc), command="bench compare") from None
     result = compare(old, new, args.threshold)
-    for line in result.lines:
-        print(line)
+    for line in result.lines:  # reports name implementations by their adapters' hello
+        print(for_terminal(line))
     if result.regressions:
         return Verdict.FOUND
     return Verdict.UNJUDGED if result.declined else Verdict.CLEAN

@@ -290,3 +290,28 @@ def test_a_run_that_was_loaded_before_it_started_is_not_publishable(
     assert main(["bench", *TINY, "--publishable", "--report", str(out)]) == 4
     report = json.loads(out.read_text("utf-8"))
     assert report["quiet"]["reasons"][0].startswith("load average 3.00 on ")
+
+
+def test_an_adapter_s_name_in_a_reason_reaches_markdown_and_the_terminal_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The hello's name is the adapter's to choose: a control sequence or a link must not reach
+    # the reader's terminal or the rendered Markdown through the reasons or compare's lines.
+    evil = "x\x1b[2J[click](http://e.example)|"
+    report = copy.deepcopy(json.loads(NOISE.read_text("utf-8")))
+    (impl,) = report["implementations"]
+    old, impl["label"], impl["implementation"]["name"] = impl["label"], evil, evil
+    for workload in report["workloads"]:
+        for result in workload["results"]:
+            result["implementation"] = evil if result["implementation"] == old else old
+    report["quiet"] = verdict(report)
+    assert any(evil in reason for reason in report["quiet"]["reasons"])
+    markdown = render_markdown(report)
+    assert "\x1b" not in markdown and "[click](" not in markdown
+    broken = copy.deepcopy(report)
+    broken["workloads"][0]["results"][0].update(outcome="invalid", detail="wrong")
+    (tmp_path / "a.json").write_text(json.dumps(report), "utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(broken), "utf-8")
+    assert main(["bench", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "REGRESSION validate-short, x⟨U+001B⟩[2J" in out
