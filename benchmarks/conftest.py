@@ -46,7 +46,7 @@ def _conditions(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     end = sample()
     benchmark.extra_info["conditions"] = {**between(start, end), **cpu_shares(start, end)}
-    request.config.stash.setdefault(_INTERVALS, {})[benchmark.fullname] = (start, end)
+    request.config.stash[_INTERVALS][benchmark.fullname] = (start, end)
 
 
 def _benches(config: pytest.Config) -> list[tuple[Any, Bench]]:
@@ -58,14 +58,14 @@ def _benches(config: pytest.Config) -> list[tuple[Any, Bench]]:
             for b in session.benchmarks if b.stats is not None]
 
 
-def _report(config: pytest.Config) -> dict[str, Any]:
-    return group_report([bench for _, bench in _benches(config)],
-                        config.stash.get(_LOAD, None), os.cpu_count() or 1)
+def _report(config: pytest.Config, benches: list[tuple[Any, Bench]]) -> dict[str, Any]:
+    return group_report([bench for _, bench in benches], config.stash.get(_LOAD, None),
+                        os.cpu_count() or 1)
 
 
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any,
                                  output_json: dict[str, Any]) -> None:
-    output_json["persyk"] = _report(config)
+    output_json["persyk"] = _report(config, _benches(config))
 
 
 def _machine() -> str:
@@ -88,9 +88,8 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def _lines(config: pytest.Config) -> list[str]:
-    benches = _benches(config)
-    report = _report(config)
+def _lines(config: pytest.Config, benches: list[tuple[Any, Bench]]) -> list[str]:
+    report = _report(config, benches)
     quiet = report["quiet"]
     by_group = {w["key"]: w for w in report["workloads"]}
     load = report["loadBeforeRun"]
@@ -103,14 +102,15 @@ def _lines(config: pytest.Config) -> list[str]:
                   "not quiet.**", "", *(f"- {reason}" for reason in quiet["reasons"]), ""]
     lines += ["| group | benchmark | least (s) | median (s) | least over the floor's least | "
               "median ratio | extra |", "|---|---|---|---|---|---|---|"]
-    medians = {(b.group, b.name): statistics.median(b.data) for _, b in benches if b.data}
+    floor_medians = {b.group: statistics.median(b.data) for _, b in benches
+                     if b.is_floor and b.data}
     for raw, bench in benches:
-        floor = next((n for g, n in medians if g == bench.group and "floor" in n), None)
         results = by_group.get(bench.group, {}).get("results", [])
         result = next((r for r in results if r["implementation"] == bench.name), None)
-        median = medians.get((bench.group, bench.name), 0.0)
-        ratio = ("floor" if bench.is_floor else
-                 f"{median / medians[(bench.group, floor)]:.2f}x" if floor and median else "-")
+        median = statistics.median(bench.data) if bench.data else 0.0
+        floor = floor_medians.get(bench.group)
+        ratio = ("floor" if bench.is_floor else f"{median / floor:.2f}x" if floor and median
+                 else "-")
         extra = ", ".join(f"{k}={v}" for k, v in sorted(raw.extra_info.items())
                           if k != "conditions")
         least = min(bench.data) if bench.data else 0.0
@@ -130,9 +130,10 @@ def _lines(config: pytest.Config) -> list[str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    if not _benches(config):
+    benches = _benches(config)
+    if not benches:
         return
-    lines = _lines(config)
+    lines = _lines(config, benches)
     terminalreporter.write_sep("=", "ratios against the floor of each group")
     for line in lines:
         terminalreporter.write_line(line)

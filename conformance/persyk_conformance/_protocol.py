@@ -34,6 +34,7 @@ __all__ = [
     "ProtocolViolation",
     "Reply",
     "Result",
+    "UndefinedOperationResult",
     "Unsupported",
     "check_request",
     "decode_hello",
@@ -68,6 +69,11 @@ PATH_ARGS: frozenset[str] = frozenset({"session", "recordsFile", "script"})
 
 class ProtocolViolation(Exception):
     """The adapter sent a message that breaks the protocol (outcome: error)."""
+
+
+class UndefinedOperationResult(ProtocolViolation):
+    """A result to an operation the profile does not define (the bench's no-op, _noop): there
+    is no results schema to check it against."""
 
 
 class NotJson(ValueError):
@@ -336,7 +342,10 @@ def decode_reply(line: bytes, *, seq: int, op: str, profile: str = "v1") -> Repl
     if "unsupported" in message:
         return Unsupported(seq=seq, message=message.get("message"))
     result = message["result"]
-    validator = schemas.results[op] if profile == "v1" else _profile_schemas(profile)[1][op]
+    validator = (schemas.results if profile == "v1" else _profile_schemas(profile)[1]).get(op)
+    if validator is None:
+        raise UndefinedOperationResult(
+            f"a result to {op}, which the {profile} protocol does not define")
     problems = schema_problems(validator, result)
     if problems:
         where = "results.json" if profile == "v1" else f"results.{profile}.json"

@@ -141,7 +141,9 @@ def timeout_report(manifests: Sequence[Mapping[str, Any]], operations: Sequence[
             op, args = step.get("op"), step.get("args", {})
             if (op in timed and (step.get("harness") or {}).get("holdLock")
                     and isinstance(args, Mapping) and "lockTimeout" in args):
-                timed[op] = list(dict.fromkeys([*timed[op], str(manifest.get("id"))]))
+                case = str(manifest.get("id"))
+                if case not in timed[op]:
+                    timed[op].append(case)
     reached = [f"{op} {', '.join(cases)}" for op, cases in timed.items() if cases]
     free = [f"{op} ({NO_WAIT_TO_TIME[op]})" for op, cases in timed.items()
             if not cases and op in NO_WAIT_TO_TIME]

@@ -53,6 +53,7 @@ __all__ = [
     "UNEXERCISABLE_RULES",
     "OneCase",
     "check_fixtures",
+    "coverage_lines",
     "limit_boundaries",
     "method_gaps",
     "required_codes",
@@ -163,13 +164,25 @@ def method_gaps(root: Traversable | None = None) -> list[str]:
     return method_report([manifest for _, manifest in manifests])
 
 
+def _lock_timeout_operations() -> list[str]:
+    schema = json.loads(persyk_contract.schema_bytes("protocol/run.request.json"))
+    return lock_timeout_operations(schema)
+
+
 def timeout_gaps(root: Traversable | None = None) -> str:
     """``timeout_report`` over the cases under ``root`` (default: the installed fixtures), for
     the operations whose request takes ``lockTimeout`` in the installed protocol schema."""
     manifests = _manifests(default_root() if root is None else root, [])
-    schema = json.loads(persyk_contract.schema_bytes("protocol/run.request.json"))
-    return timeout_report([manifest for _, manifest in manifests],
-                          lock_timeout_operations(schema))
+    return timeout_report([manifest for _, manifest in manifests], _lock_timeout_operations())
+
+
+def coverage_lines(root: Traversable | None = None) -> list[str]:
+    """The boundary, method and timeouts reports of check-fixtures, one line each, over the
+    cases under ``root``, read once."""
+    manifests = [m for _, m in _manifests(default_root() if root is None else root, [])]
+    return ([f"boundary: {line}" for line in boundary_report(manifests)]
+            + [f"method: {line}" for line in method_report(manifests)]
+            + [f"method: {timeout_report(manifests, _lock_timeout_operations())}"])
 
 
 def required_codes(

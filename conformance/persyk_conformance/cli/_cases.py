@@ -136,11 +136,9 @@ def cmd_check_fixtures(args: argparse.Namespace) -> Verdict:
 def _coverage_reports(fixtures: Path | None) -> list[str]:
     """The boundary report (each limit's cases at it and one past it) and the method report
     (the members each method has not reached), one printed line each."""
-    from ..cases._sanity import limit_boundaries, method_gaps, timeout_gaps
+    from ..cases._sanity import coverage_lines
 
-    return ([f"boundary: {line}" for line in limit_boundaries(fixtures)]
-            + [f"method: {line}" for line in method_gaps(fixtures)]
-            + [f"method: {timeout_gaps(fixtures)}"])
+    return coverage_lines(fixtures)
 
 
 def _add_list(sub: SubParsers, command: Command) -> None:

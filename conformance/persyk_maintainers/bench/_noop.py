@@ -16,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from persyk_conformance._protocol import ProtocolViolation, Unsupported
+from persyk_conformance._protocol import (
+    ProtocolViolation,
+    UndefinedOperationResult,
+    Unsupported,
+)
 from persyk_conformance.adapters._interface import AdapterCrashed, AdapterTimedOut
 
 from ._precision import ratio_figure
@@ -42,12 +46,12 @@ def replay_no_op(call: Call, seconds: float) -> float:
     for args in sent:
         try:
             reply = adapter.run(NO_OP, args, min(call.budget, 10.0))
+        except UndefinedOperationResult:
+            raise NoOpFailed(f"the adapter answered {NO_OP} with a result, not unsupported"
+                             ) from None
         except (AdapterCrashed, AdapterTimedOut, ProtocolViolation) as exc:
             adapter.kill()  # no known state after a failed request
             raise NoOpFailed(f"{NO_OP}: {exc}"[:300]) from None
-        except KeyError:  # a result: decode_reply has no results schema for an unknown op
-            raise NoOpFailed(f"the adapter answered {NO_OP} with a result, not unsupported"
-                             ) from None
         if not isinstance(reply, Unsupported):
             raise NoOpFailed(f"the adapter answered {NO_OP} with internal, not unsupported")
         total += adapter.last_round_trip

@@ -183,11 +183,13 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
                        f"(limit {load_limit:g}: half the cores)")
     if report.get("aborted"):
         reasons.append(f"the run stopped early: {report['aborted']}")
+    reasons += without_conformance(report)
+    unstarted = _unstarted(report)
     by_workload: dict[str, bool] = {}
     unmeasured: list[str] = []
     workload_reasons: list[str] = []
     for workload in report["workloads"]:
-        own = _workload_reasons(workload, _unstarted(report))
+        own = _workload_reasons(workload, unstarted)
         measured = (workload.get("conditions") or {}).get("foreignCpuFraction") is not None
         if not measured:
             unmeasured.append(workload["key"])
@@ -197,9 +199,7 @@ def verdict(report: dict[str, Any]) -> dict[str, Any]:
         workload_reasons.append("the CPU time of other processes could not be measured (no "
                                 f"/proc) for {', '.join(unmeasured)}: nothing shows that none "
                                 "competed")
-    reasons += workload_reasons + without_conformance(report)
-    if not (report.get("conformance") or {"ran": True})["ran"]:
-        by_workload = dict.fromkeys(by_workload, False)
+    reasons += workload_reasons
     return {"publishable": not reasons, "reasons": reasons, "byWorkload": by_workload,
             "loadLimit": load_limit,
             "foreignCpuLimit": FOREIGN_LIMIT, "foreignCpuSlackSeconds": FOREIGN_SLACK_SECONDS,
@@ -237,15 +237,14 @@ def _workload_reasons(workload: dict[str, Any], unstarted: frozenset[str]) -> li
 
 def without_conformance(report: dict[str, Any]) -> list[str]:
     """A figure never stands without its conformance (_conformance): a run that took none
-    (--no-conformance), or a figure whose conformance could not be had, is not a result.
-    Reports written before conformance was recorded have no ``conformance`` member."""
+    (--no-conformance) is not a result, a reason of the whole run. (A figure whose conformance
+    could not be had is its workload's reason: _workload_reasons.) Reports written before
+    conformance was recorded have no ``conformance`` member."""
     taken = report.get("conformance")
-    if taken is None:
+    if taken is None or taken["ran"]:
         return []
-    if not taken["ran"]:
-        return ["the figures stand without the conformance of the cases they rely on "
-                "(--no-conformance)"]
-    return []  # a figure without its conformance is its workload's reason (_workload_reasons)
+    return ["the figures stand without the conformance of the cases they rely on "
+            "(--no-conformance)"]
 
 
 def imprecise(workload: dict[str, Any], unstarted: frozenset[str] = frozenset()) -> list[str]:

@@ -15,6 +15,7 @@ from persyk_conformance._protocol import (
     NotJson,
     ProtocolViolation,
     Result,
+    UndefinedOperationResult,
     Unsupported,
     check_request,
     decode_hello,
@@ -135,6 +136,16 @@ def test_a_result_breaking_a_oneof_is_explained_by_its_closest_alternative(
         decode_reply(line, seq=1, op="context")
     assert detail in str(caught.value)
     assert "is not valid under any of the schemas" not in str(caught.value)
+
+
+def test_a_result_to_an_operation_the_protocol_does_not_define_is_a_protocol_violation() -> None:
+    # The bench's no-op (bench/_noop.py) must be answered unsupported; a result has no schema.
+    line = orjson.dumps({"seq": 1, "result": {}}) + b"\n"
+    with pytest.raises(UndefinedOperationResult, match="a result to benchNoOp, which the v1 "):
+        decode_reply(line, seq=1, op="benchNoOp")
+    assert issubclass(UndefinedOperationResult, ProtocolViolation)
+    assert isinstance(decode_reply(orjson.dumps({"seq": 1, "unsupported": True}), seq=1,
+                                   op="benchNoOp"), Unsupported)
 
 
 @pytest.mark.parametrize(
